@@ -1,0 +1,1 @@
+//! Reading golden conformance cases (`../shared/golden/*.jsonl`).

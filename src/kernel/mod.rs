@@ -1,0 +1,1 @@
+//! (module under construction: see ARCHITECTURE.md)

@@ -1,0 +1,30 @@
+//! # symstride
+//!
+//! A symbolic dynamic-shape stride engine: PyTorch's layout reasoning (contiguity,
+//! channels-last, non-overlapping-and-dense, broadcasting, TensorIterator's stride
+//! permutation and coalescing) written once over an integer abstraction ([`Int`]) that is
+//! either a concrete `i64` or a symbolic [`SymInt`]. Symbolic runs record the guards each
+//! decision needed; guards specialize a plan to concrete shapes that drives real kernels.
+//!
+//! The crate is organised as small private modules behind flat re-exports:
+//!
+//! * [`sym`]: expressions, simplification (egg), `ShapeEnv`, `SymInt`/`SymBool`, guards.
+//! * [`layout`]: strides, contiguity, memory formats, broadcasting (concrete and symbolic).
+//! * [`iter`]: the TensorIterator build producing an iteration plan.
+//! * [`tensor`] and [`kernel`]: strided tensors and the loops that execute plans.
+//! * [`aot`]: ahead-of-time specializations, artifacts and dispatch.
+#![warn(missing_docs)]
+
+mod error;
+mod int;
+
+pub mod aot;
+pub mod golden;
+pub mod iter;
+pub mod kernel;
+pub mod layout;
+pub mod sym;
+pub mod tensor;
+
+pub use error::{Error, Result};
+pub use int::{Bool, Int};
