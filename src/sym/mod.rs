@@ -35,9 +35,13 @@
 //! [`Error::DataDependent`](crate::Error::DataDependent) (except through `guard_or_false`/
 //! `guard_or_true`/`statically_known_true`, which answer a default and record nothing).
 //!
-//! Guards are evaluated exactly against concrete shapes ([`GuardSet::eval`]).
+//! Guards are evaluated exactly against concrete shapes ([`GuardSet::eval`]), or, for
+//! dispatch, through [`CompiledGuards`]: a flat postfix program over a slice of symbol values
+//! with checked `i64` arithmetic that falls back to the exact evaluator for the rare guard
+//! that overflows or divides by zero, so both always agree.
 
 mod boolexpr;
+mod compiled;
 mod env;
 mod eval;
 mod expr;
@@ -51,6 +55,7 @@ mod simplify;
 mod symint;
 
 pub use boolexpr::{BoolExpr, Rel};
+pub use compiled::CompiledGuards;
 pub use env::{ShapeEnv, ShapeEnvConfig, SymbolSpec};
 pub use eval::Bindings;
 pub use expr::{Expr, Symbol};
