@@ -159,6 +159,19 @@ pub fn read_cases(path: &Path) -> Result<Vec<Line>> {
     Ok(parse_cases(&text))
 }
 
+/// Finds the golden directory: `$SYMSTRIDE_GOLDEN` if set, else the first `shared/golden`
+/// (holding a `README.md`) beside `start` or one of its ancestors. The repository is
+/// checked out next to `shared/` (CI) or in a worktree further down.
+pub fn find_golden_dir(start: &Path) -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("SYMSTRIDE_GOLDEN") {
+        return Some(dir.into());
+    }
+    start
+        .ancestors()
+        .map(|a| a.join("shared").join("golden"))
+        .find(|d| d.join("README.md").is_file())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
