@@ -30,18 +30,16 @@ pub struct Args {
 /// How many mismatches `--check` lists on stderr.
 const MAX_LISTED: usize = 20;
 
+/// Sizes and strides of one tensor, lifted into an engine.
+type Lifted<I> = (Vec<I>, Vec<I>);
+
 /// Turns concrete case data into the engine's integers and answers back into i64/bool.
 /// One engine per case, so nothing (symbols, guards) leaks between cases.
 trait Engine {
     /// The integer type the engine runs on.
     type I: Int;
     /// Lifts one tensor's sizes and strides (`name` prefixes symbol names).
-    fn tensor(
-        &mut self,
-        name: &str,
-        sizes: &[i64],
-        strides: &[i64],
-    ) -> Result<(Vec<Self::I>, Vec<Self::I>)>;
+    fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<Self::I>>;
     /// Lifts a shape.
     fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<Self::I>>;
     /// Evaluates a result integer.
@@ -57,7 +55,7 @@ struct Concrete;
 
 impl Engine for Concrete {
     type I = i64;
-    fn tensor(&mut self, _: &str, sizes: &[i64], strides: &[i64]) -> Result<(Vec<i64>, Vec<i64>)> {
+    fn tensor(&mut self, _: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<i64>> {
         Ok((sizes.to_vec(), strides.to_vec()))
     }
     fn shape(&mut self, _: &str, sizes: &[i64]) -> Result<Vec<i64>> {

@@ -179,7 +179,7 @@ mod tests {
     fn sort_free_dense_check_equals_sorted_exhaustively() {
         let sizes_vals = [0i64, 1, 2, 3];
         let stride_vals = [-2i64, 0, 1, 2, 3, 4, 6];
-        for rank in 0..=3usize {
+        for rank in 0..=4usize {
             let combos = sizes_vals.len().pow(rank as u32) * stride_vals.len().pow(rank as u32);
             for k in 0..combos {
                 let mut k = k;

@@ -22,22 +22,22 @@ fn infer_size_pair<I: Int>(a: &[I], b: &[I]) -> Result<Vec<I>> {
         } else {
             one.clone()
         };
-        // Same value (e.g. the same symbol): no decision to take.
-        out[i] = if sa.sym_eq(&sb).statically_known_true() {
-            sa
-        } else if sa
-            .eq_i(1)
-            .guard(|| format!("broadcast: size {sa} of tensor a == 1 at dim {i}"))?
+        // Equal sizes (statically, e.g. the same symbol, or after guarding) keep size a;
+        // a 1 maps to the other size, even 0.
+        let same = sa.sym_eq(&sb).statically_known_true();
+        out[i] = if !same
+            && sa
+                .eq_i(1)
+                .guard(|| format!("broadcast: size {sa} of tensor a == 1 at dim {i}"))?
         {
             sb
-        } else if sb
-            .eq_i(1)
-            .guard(|| format!("broadcast: size {sb} of tensor b == 1 at dim {i}"))?
-        {
-            sa
-        } else if sa
-            .sym_eq(&sb)
-            .guard(|| format!("broadcast: sizes {sa} == {sb} at dim {i}"))?
+        } else if same
+            || sb
+                .eq_i(1)
+                .guard(|| format!("broadcast: size {sb} of tensor b == 1 at dim {i}"))?
+            || sa
+                .sym_eq(&sb)
+                .guard(|| format!("broadcast: sizes {sa} == {sb} at dim {i}"))?
         {
             sa
         } else {

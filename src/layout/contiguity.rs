@@ -2,9 +2,9 @@
 //! `MemoryFormat.h`): they short-circuit, and on the symbolic path every decision records a
 //! guard with its reason.
 
-use super::strides::{numel, CL2D_ORDER, CL3D_ORDER};
+use super::strides::{numel, strides_in_order, CL2D_ORDER, CL3D_ORDER};
 use super::validate::check_layout;
-use super::{channels_last_strides_2d, channels_last_strides_3d, MemoryFormat};
+use super::MemoryFormat;
 use crate::{Bool, Int, Result};
 
 /// Name used for the tensor in validation errors of the single-tensor predicates.
@@ -208,28 +208,27 @@ pub fn suggest_memory_format<I: Int>(
         }
         Ok(true)
     };
-    match sizes.len() {
-        4 => {
-            if strides_like_in_order(sizes, strides, &CL2D_ORDER, "is_strides_like_channels_last")?
-                && (matching == StrideMatch::Like
-                    || exact(channels_last_strides_2d(sizes)?, "channels_last")?)
-            {
-                return Ok(MemoryFormat::ChannelsLast);
-            }
+    let (order, format, what): (&[usize], _, _) = match sizes.len() {
+        4 => (
+            &CL2D_ORDER,
+            MemoryFormat::ChannelsLast,
+            "is_strides_like_channels_last",
+        ),
+        5 => (
+            &CL3D_ORDER,
+            MemoryFormat::ChannelsLast3d,
+            "is_strides_like_channels_last_3d",
+        ),
+        _ => return Ok(MemoryFormat::Contiguous),
+    };
+    if strides_like_in_order(sizes, strides, order, what)? {
+        let matches = match matching {
+            StrideMatch::Like => true,
+            StrideMatch::Exact => exact(strides_in_order(sizes, order), format.name())?,
+        };
+        if matches {
+            return Ok(format);
         }
-        5 => {
-            if strides_like_in_order(
-                sizes,
-                strides,
-                &CL3D_ORDER,
-                "is_strides_like_channels_last_3d",
-            )? && (matching == StrideMatch::Like
-                || exact(channels_last_strides_3d(sizes)?, "channels_last_3d")?)
-            {
-                return Ok(MemoryFormat::ChannelsLast3d);
-            }
-        }
-        _ => {}
     }
     Ok(MemoryFormat::Contiguous)
 }
@@ -240,11 +239,8 @@ pub fn suggest_memory_format<I: Int>(
 pub(crate) fn compute_nod_sorted<I: Int>(sizes: &[I], strides: &[I]) -> Result<bool> {
     let what = "is_non_overlapping_and_dense";
     let mut big: Vec<usize> = Vec::with_capacity(sizes.len());
-    for d in 0..sizes.len() {
-        if sizes[d]
-            .ge_i(2)
-            .guard(|| format!("{what}: size[{d}] >= 2"))?
-        {
+    for (d, size) in sizes.iter().enumerate() {
+        if size.ge_i(2).guard(|| format!("{what}: size[{d}] >= 2"))? {
             big.push(d);
         }
     }

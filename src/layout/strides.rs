@@ -70,7 +70,7 @@ pub fn try_contiguous_strides<I: Int>(sizes: &[I]) -> Result<Vec<I>> {
 
 /// Strides in a given dimension order (`order[0]` fastest), PyTorch's channels-last way:
 /// plain products of the sizes, so a size-0 dimension makes every slower stride 0.
-fn strides_in_order<I: Int>(sizes: &[I], order: &[usize]) -> Vec<I> {
+pub(crate) fn strides_in_order<I: Int>(sizes: &[I], order: &[usize]) -> Vec<I> {
     let mut strides = vec![I::from_i64(1); sizes.len()];
     let mut next = I::from_i64(1);
     for &d in order {
