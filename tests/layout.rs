@@ -494,12 +494,10 @@ mod symbolic {
     }
 
     type Op = fn(&[SymInt], &[SymInt]) -> symstride::Result<Traced>;
+    type ConcreteOp = fn(&[i64], &[i64]) -> symstride::Result<Traced>;
+    type Predicate = fn(&[i64], &[i64]) -> symstride::Result<bool>;
 
-    fn ops() -> Vec<(
-        &'static str,
-        Op,
-        fn(&[i64], &[i64]) -> symstride::Result<Traced>,
-    )> {
+    fn ops() -> Vec<(&'static str, Op, ConcreteOp)> {
         macro_rules! flag {
             ($name:literal, $f:path) => {
                 (
@@ -638,7 +636,7 @@ mod symbolic {
         #[test]
         fn branch_free_forms_evaluate_like_branchy(l in structured()) {
             let (env, s, t) = l.lift();
-            let forms: Vec<(&str, SymBool, fn(&[i64], &[i64]) -> symstride::Result<bool>)> = vec![
+            let forms: Vec<(&str, SymBool, Predicate)> = vec![
                 ("contiguity", layout::contiguity_expr(&s, &t).unwrap(), layout::is_contiguous),
                 ("cl2d", layout::channels_last_contiguity_expr_2d(&s, &t).unwrap(), layout::is_channels_last_contiguous_2d),
                 ("cl3d", layout::channels_last_contiguity_expr_3d(&s, &t).unwrap(), layout::is_channels_last_contiguous_3d),
