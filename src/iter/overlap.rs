@@ -1,0 +1,164 @@
+//! `compute_mem_overlaps`: outputs must not overlap themselves, nor partially overlap an input.
+//!
+//! Exact overlap detection of two strided views is a bounded subset-sum problem, so PyTorch
+//! (and this module) only rejects cases that *provably* overlap, and lets "too hard" cases
+//! through:
+//!
+//! * **internal overlap** of an output: a dimension of size > 1 with stride 0 (PyTorch's
+//!   `has_internal_overlap`), or, beyond PyTorch, two dimensions `i != j` of size > 1 whose
+//!   strides satisfy `stride_i = m * stride_j` with `1 <= m <= size_j - 1` (the unit step along
+//!   `i` lands on the element `m` steps along `j`; equal strides are the case `m = 1`). For
+//!   symbolic strides only the `m = 1` case is tested, since divisibility cannot be guarded.
+//! * **partial overlap** of an output and an input (PyTorch's `get_overlap_status`): only when
+//!   both live in the same storage, are non-empty and non-overlapping-and-dense; then equal byte
+//!   ranges with equal strides is *full* aliasing (an in-place op, allowed), equal ranges with
+//!   different strides or intersecting ranges is a partial overlap (rejected).
+
+use super::config::TensorSpec;
+use super::layout_shim as layout;
+use crate::error::{Error, Result};
+use crate::int::{Bool, Int};
+
+const CLONE_HINT: &str = "Please clone() the tensor before performing the operation.";
+
+/// Rejects an output (operand `k`, named `name`) whose elements provably share memory.
+pub(super) fn assert_no_internal_overlap<I: Int>(
+    k: usize,
+    name: &str,
+    t: &TensorSpec<I>,
+) -> Result<()> {
+    let n = t.ndim();
+    let err = |what: String| {
+        Error::MemoryOverlap {
+        message: format!(
+            "{name} (operand {k}) overlaps itself: {what}; more than one element of the written-to tensor refers to a single memory location. {CLONE_HINT}"
+        ),
+    }
+    };
+    for d in 0..n {
+        let (size, stride) = (&t.sizes[d], &t.strides[d]);
+        if size.gt_i1().and(&stride.eq_i(0)).guard(|| {
+            format!("compute_mem_overlaps: operand {k} dim {d}: size {size} > 1 with stride {stride} == 0 (internal overlap)")
+        })? {
+            return Err(err(format!("dim {d} has size {size} and stride 0")));
+        }
+    }
+    for i in 0..n {
+        for j in 0..n {
+            if i == j {
+                continue;
+            }
+            let (si, sj) = (&t.strides[i], &t.strides[j]);
+            let (zi, zj) = (&t.sizes[i], &t.sizes[j]);
+            let cond = match (si.as_const(), sj.as_const()) {
+                (Some(a), Some(b)) => {
+                    if b <= 0 || a < b || a % b != 0 {
+                        continue;
+                    }
+                    let m = a / b;
+                    zi.gt_i1().and(&zj.ge_i(m + 1))
+                }
+                _ => {
+                    if j < i {
+                        continue; // the equality test is symmetric
+                    }
+                    si.sym_eq(sj).and(&zi.gt_i1()).and(&zj.gt_i1())
+                }
+            };
+            if cond.guard(|| {
+                format!("compute_mem_overlaps: operand {k} dims {i},{j}: stride {si} is a multiple of stride {sj} within size {zj} (internal overlap)")
+            })? {
+                return Err(err(format!(
+                    "the stride {si} of dim {i} (size {zi}) is reached by stepping dim {j} (size {zj}, stride {sj})"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn numel<I: Int>(sizes: &[I]) -> I {
+    sizes.iter().fold(I::from_i64(1), |acc, s| acc * s.clone())
+}
+
+fn any_empty<I: Int>(sizes: &[I]) -> I::Bool {
+    sizes
+        .iter()
+        .fold(I::Bool::from_bool(false), |acc, s| acc.or(&s.eq_i(0)))
+}
+
+/// Length-and-elementwise equality of two integer lists, as one (possibly symbolic) condition.
+pub(super) fn all_equal<I: Int>(a: &[I], b: &[I]) -> I::Bool {
+    if a.len() != b.len() {
+        return I::Bool::from_bool(false);
+    }
+    a.iter()
+        .zip(b)
+        .fold(I::Bool::from_bool(true), |acc, (x, y)| {
+            acc.and(&x.sym_eq(y))
+        })
+}
+
+/// Rejects an output (operand `ko`) and an input (operand `ki`) that partially share memory.
+pub(super) fn assert_no_partial_overlap<I: Int>(
+    (ko, out_name, out): (usize, &str, &TensorSpec<I>),
+    (ki, in_name, inp): (usize, &str, &TensorSpec<I>),
+) -> Result<()> {
+    let (Some(sa), Some(sb)) = (&out.storage, &inp.storage) else {
+        return Ok(());
+    };
+    if sa.id != sb.id {
+        return Ok(());
+    }
+    let pair = format!("operands {ko},{ki}");
+    if any_empty(&out.sizes).or(&any_empty(&inp.sizes)).guard(|| {
+        format!("compute_mem_overlaps: {pair}: either tensor is empty (no overlap possible)")
+    })? {
+        return Ok(());
+    }
+    if !layout::is_non_overlapping_and_dense(&out.sizes, &out.strides)?
+        || !layout::is_non_overlapping_and_dense(&inp.sizes, &inp.strides)?
+    {
+        return Ok(()); // too hard to decide: allowed, as in PyTorch
+    }
+    let range = |t: &TensorSpec<I>| {
+        let es = I::from_i64(t.element_size as i64);
+        let begin = t.storage_offset.clone() * es.clone();
+        let end = begin.clone() + numel(&t.sizes) * es;
+        (begin, end)
+    };
+    let (a0, a1) = range(out);
+    let (b0, b1) = range(inp);
+    let partial = || {
+        Error::MemoryOverlap {
+        message: format!(
+            "{out_name} (operand {ko}) and {in_name} (operand {ki}) share storage {} and partially overlap (bytes [{a0}, {a1}) and [{b0}, {b1})): some elements of the input tensor and the written-to tensor refer to a single memory location. {CLONE_HINT}",
+            sa.id
+        ),
+    }
+    };
+    if a0.sym_eq(&b0).and(&a1.sym_eq(&b1)).guard(|| {
+        format!("compute_mem_overlaps: {pair}: same byte range [{a0}, {a1}) vs [{b0}, {b1})")
+    })? {
+        if all_equal(&out.strides, &inp.strides).guard(|| {
+            format!("compute_mem_overlaps: {pair}: same strides (full alias, in-place)")
+        })? {
+            return Ok(());
+        }
+        return Err(partial());
+    }
+    if a0.sym_lt(&b1).and(&b0.sym_lt(&a1)).guard(|| {
+        format!("compute_mem_overlaps: {pair}: byte ranges [{a0}, {a1}) and [{b0}, {b1}) intersect")
+    })? {
+        return Err(partial());
+    }
+    Ok(())
+}
+
+/// `size > 1`, spelled with the trait's constant comparisons.
+trait GtOne: Int {
+    fn gt_i1(&self) -> Self::Bool {
+        self.ge_i(2)
+    }
+}
+impl<I: Int> GtOne for I {}
