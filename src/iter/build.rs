@@ -612,3 +612,112 @@ fn is_same<I: Int>(a: &TensorSpec<I>, b: &TensorSpec<I>) -> bool {
         && all_equal(&a.sizes, &b.sizes).statically_known_true()
         && all_equal(&a.strides, &b.strides).statically_known_true()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(inputs: &[(Vec<i64>, Vec<i64>)], options: IterOptions) -> Plan<i64> {
+        let mut c = TensorIteratorConfig::new()
+            .options(options)
+            .add_undefined_output(4);
+        for (s, t) in inputs {
+            c = c.add_input(TensorSpec::new(s.clone(), t.clone(), 4));
+        }
+        c.build().unwrap()
+    }
+
+    fn general() -> IterOptions {
+        IterOptions {
+            allow_fast_setup: false,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn fully_ambiguous_comparisons_keep_reversed_order() {
+        // Every stride is 0 (a broadcast scalar): nothing orders the dims.
+        let p = plan(
+            &[(vec![], vec![]), (vec![2, 3, 4], vec![0, 0, 0])],
+            general(),
+        );
+        assert_eq!(p.perm, vec![2, 1, 0]);
+        assert_eq!(p.output_strides[0], vec![12, 4, 1]);
+    }
+
+    #[test]
+    fn first_operand_decides_and_later_ones_break_ties() {
+        // The first operand is transposed, the second row-major: the first wins.
+        let p = plan(
+            &[(vec![4, 5], vec![1, 4]), (vec![4, 5], vec![5, 1])],
+            general(),
+        );
+        assert_eq!(p.output_strides[0], vec![1, 4]);
+        let p = plan(
+            &[(vec![4, 5], vec![5, 1]), (vec![4, 5], vec![1, 4])],
+            general(),
+        );
+        assert_eq!(p.output_strides[0], vec![5, 1]);
+        // A fully broadcast first operand is ambiguous everywhere: the transposed second decides.
+        let t = (vec![4, 5], vec![1, 4]);
+        let c = (vec![4, 5], vec![0, 0]);
+        let p = plan(&[c, t], general());
+        assert_eq!(p.perm, vec![0, 1]);
+        assert_eq!(p.output_strides[0], vec![1, 4]);
+    }
+
+    #[test]
+    fn equal_strides_are_broken_by_size() {
+        // Dims 0 and 1 both have stride 1 in the input (an overlapping view): the larger dim
+        // goes outside.
+        let p = plan(&[(vec![3, 2], vec![1, 1])], general());
+        assert_eq!(p.perm, vec![1, 0]);
+        let p = plan(&[(vec![2, 3], vec![1, 1])], general());
+        assert_eq!(p.perm, vec![0, 1]);
+    }
+
+    #[test]
+    fn coalescing_merges_contiguous_runs_and_size_one_dims() {
+        let p = plan(&[(vec![2, 1, 3, 4], vec![12, 7, 4, 1])], general());
+        assert_eq!(p.shape, vec![24]);
+        assert_eq!(p.operands[1].stride_bytes, vec![4]);
+        // A gap (row stride 5 for rows of 4) prevents merging the two dims.
+        let p = plan(&[(vec![3, 4], vec![5, 1])], general());
+        assert_eq!(p.shape, vec![4, 3]);
+        assert_eq!(p.operands[1].stride_bytes, vec![4, 20]);
+        assert_eq!(p.operands[0].stride_bytes, vec![4, 16]);
+    }
+
+    #[test]
+    fn fast_setup_collapses_to_one_dimension() {
+        let p = plan(
+            &[(vec![2, 3], vec![3, 1]), (vec![2, 3], vec![3, 1])],
+            IterOptions::default(),
+        );
+        assert_eq!(p.shape, vec![6]);
+        assert_eq!(p.perm, vec![0, 1]);
+        assert!(p.operands.iter().all(|o| o.stride_bytes == vec![4]));
+        // Non-overlapping-and-dense with equal (transposed) strides: output copies them.
+        let p = plan(
+            &[(vec![2, 3], vec![1, 2]), (vec![2, 3], vec![1, 2])],
+            IterOptions::default(),
+        );
+        assert_eq!(p.shape, vec![6]);
+        assert_eq!(p.output_strides[0], vec![1, 2]);
+        // 0-dim operands: an empty iteration shape.
+        let p = plan(&[(vec![], vec![])], IterOptions::default());
+        assert!(p.shape.is_empty() && p.broadcast_shape.is_empty());
+    }
+
+    #[test]
+    fn zero_size_outputs_follow_compatible_strides() {
+        // Non-reversed perm with a 0-size dim: strides are products of sizes (no max(.,1)),
+        // as `empty_strided` receives them from `compatible_stride`.
+        // Byte strides [4, 8, 8]: dim 0 innermost, the size tie puts dim 1 (size 0) before
+        // dim 2, so the outermost stride is 2 * 0.
+        let p = plan(&[(vec![2, 0, 3], vec![1, 2, 2])], general());
+        assert_eq!(p.perm, vec![0, 1, 2]);
+        assert_eq!(p.output_strides[0], vec![1, 2, 0]);
+        assert_eq!(p.numel(), 0);
+    }
+}

@@ -162,3 +162,58 @@ trait GtOne: Int {
     }
 }
 impl<I: Int> GtOne for I {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn internal(sizes: Vec<i64>, strides: Vec<i64>) -> bool {
+        assert_no_internal_overlap(0, "output 0", &TensorSpec::new(sizes, strides, 4)).is_err()
+    }
+
+    #[test]
+    fn internal_overlap_is_detected_only_when_provable() {
+        assert!(internal(vec![2, 3], vec![0, 1]));
+        assert!(
+            !internal(vec![1, 3], vec![0, 1]),
+            "stride 0 on a size-1 dim is harmless"
+        );
+        assert!(internal(vec![3, 3], vec![1, 1]));
+        assert!(
+            internal(vec![2, 3], vec![2, 1]),
+            "row step 2 == two column steps"
+        );
+        assert!(
+            !internal(vec![2, 2], vec![2, 1]),
+            "row step 2 is past the 2 columns"
+        );
+        assert!(
+            !internal(vec![3, 2], vec![2, 3]),
+            "interleaved but disjoint: 0,3,2,5,4,7"
+        );
+        assert!(!internal(vec![2, 3, 4], vec![12, 4, 1]));
+        assert!(!internal(vec![], vec![]));
+    }
+
+    #[test]
+    fn internal_overlap_check_agrees_with_enumeration_when_it_fires() {
+        // Soundness: whenever the check fires, two indices really share an address.
+        for a in 0..5i64 {
+            for b in 0..5i64 {
+                for (n0, n1) in [(2i64, 3i64), (3, 3), (4, 2), (1, 4)] {
+                    let mut offs: Vec<i64> = (0..n0)
+                        .flat_map(|i| (0..n1).map(move |j| i * a + j * b))
+                        .collect();
+                    offs.sort();
+                    let dup = offs.windows(2).any(|w| w[0] == w[1]);
+                    if internal(vec![n0, n1], vec![a, b]) {
+                        assert!(
+                            dup,
+                            "false positive for sizes [{n0}, {n1}] strides [{a}, {b}]"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
