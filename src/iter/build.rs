@@ -90,6 +90,56 @@ pub(super) fn build<I: Int>(config: &TensorIteratorConfig<I>) -> Result<Plan<I>>
     Ok(it.into_plan())
 }
 
+/// A layout predicate in its two forms: branch-free (one condition) and branchy.
+pub(super) struct Predicate<I: Int> {
+    expr: fn(&[I], &[I]) -> Result<I::Bool>,
+    branchy: fn(&[I], &[I]) -> Result<bool>,
+}
+
+impl<I: Int> Clone for Predicate<I> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<I: Int> Copy for Predicate<I> {}
+
+impl<I: Int> Predicate<I> {
+    pub(super) fn contiguous() -> Self {
+        Predicate {
+            expr: layout::contiguity_expr::<I>,
+            branchy: layout::is_contiguous::<I>,
+        }
+    }
+    pub(super) fn channels_last_2d() -> Self {
+        Predicate {
+            expr: layout::channels_last_contiguity_expr_2d::<I>,
+            branchy: layout::is_channels_last_contiguous_2d::<I>,
+        }
+    }
+    pub(super) fn non_overlapping_and_dense() -> Self {
+        Predicate {
+            expr: layout::non_overlapping_and_dense_expr::<I>,
+            branchy: layout::is_non_overlapping_and_dense::<I>,
+        }
+    }
+}
+
+/// Decides a layout predicate of one tensor with a single guard on its branch-free
+/// condition, so the reason names the step and operand and the guard is exactly the
+/// predicate (not one path through it). A condition too large for the symbolic engine
+/// ([`Error::Limit`]) falls back to the branchy predicate, whose guards carry the layout
+/// module's reasons.
+pub(super) fn decide_layout<I: Int>(
+    t: &TensorSpec<I>,
+    p: Predicate<I>,
+    why: impl FnOnce() -> String,
+) -> Result<bool> {
+    match (p.expr)(&t.sizes, &t.strides)?.guard(why) {
+        Err(Error::Limit { .. }) => (p.branchy)(&t.sizes, &t.strides),
+        r => r,
+    }
+}
+
 /// `a == b` as lists (rank and every size), decided with one guard.
 fn sizes_equal<I: Int>(a: &[I], b: &[I], why: impl FnOnce() -> String) -> Result<bool> {
     if a.len() != b.len() {
@@ -272,34 +322,38 @@ impl<'a, I: Int> TensorIterator<'a, I> {
         if !self.all_ops_same_shape {
             return Ok(None);
         }
-        let parts: Vec<&TensorSpec<I>> = self
+        let parts: Vec<(usize, &TensorSpec<I>)> = self
             .operands
             .iter()
-            .filter(|o| o.participates())
-            .filter_map(|o| o.tensor)
+            .enumerate()
+            .filter(|(_, o)| o.participates())
+            .filter_map(|(k, o)| o.tensor.map(|t| (k, t)))
             .collect();
-        let all = |f: &dyn Fn(&TensorSpec<I>) -> Result<bool>| -> Result<bool> {
-            for t in &parts {
-                if !f(t)? {
+        let all = |what: &str, p: Predicate<I>| -> Result<bool> {
+            for &(k, t) in &parts {
+                if !decide_layout(t, p, || format!("fast_setup: operand {k} is {what}"))? {
                     return Ok(false);
                 }
             }
             Ok(true)
         };
-        let contiguous = all(&|t| layout::is_contiguous(&t.sizes, &t.strides))?;
+        let contiguous = all("contiguous", Predicate::contiguous())?;
         if self.options.enforce_linear_iteration || contiguous {
             return Ok(contiguous.then_some(FastSetupType::Contiguous));
         }
-        if all(&|t| layout::is_channels_last_contiguous_2d(&t.sizes, &t.strides))? {
+        if all("channels-last contiguous", Predicate::channels_last_2d())? {
             return Ok(Some(FastSetupType::ChannelsLast));
         }
-        if all(&|t| layout::is_non_overlapping_and_dense(&t.sizes, &t.strides))? {
+        if all(
+            "non-overlapping and dense",
+            Predicate::non_overlapping_and_dense(),
+        )? {
             // Same strides everywhere, compared against the last operand (as PyTorch does).
-            if let Some((last, rest)) = parts.split_last() {
-                for t in rest.iter().rev() {
+            if let Some(((kl, last), rest)) = parts.split_last() {
+                for &(k, t) in rest.iter().rev() {
                     if !all_equal(&t.strides, &last.strides).guard(|| {
                         format!(
-                            "fast_setup: strides {} equal strides {} of the last operand",
+                            "fast_setup: operand {k} strides {} equal strides {} of operand {kl}",
                             fmt_dims(&t.strides),
                             fmt_dims(&last.strides)
                         )

@@ -145,3 +145,32 @@ pub fn channels_last_strides_2d<I: Int>(sizes: &[I]) -> Result<Vec<I>> {
     s[0] = s[2].clone() * sizes[2].max(&one);
     Ok(s)
 }
+
+fn in_order_expr<I: Int>(sizes: &[I], strides: &[I], order: &[usize]) -> I::Bool {
+    let mut expected = I::from_i64(1);
+    let mut all = I::Bool::from_bool(true);
+    for &d in order {
+        all = all.and(&sizes[d].eq_i(1).or(&strides[d].sym_eq(&expected)));
+        expected = expected * sizes[d].clone();
+    }
+    all
+}
+
+pub fn contiguity_expr<I: Int>(sizes: &[I], strides: &[I]) -> Result<I::Bool> {
+    let order: Vec<usize> = (0..sizes.len()).rev().collect();
+    Ok(numel_is_zero(sizes).or(&in_order_expr(sizes, strides, &order)))
+}
+
+pub fn channels_last_contiguity_expr_2d<I: Int>(sizes: &[I], strides: &[I]) -> Result<I::Bool> {
+    if sizes.len() != 4 {
+        return Ok(I::Bool::from_bool(false));
+    }
+    Ok(in_order_expr(sizes, strides, &[1, 3, 2, 0]))
+}
+
+pub fn non_overlapping_and_dense_expr<I: Int>(sizes: &[I], strides: &[I]) -> Result<I::Bool> {
+    // Shim: branchy, folded to a constant (the real one is branch-free).
+    Ok(I::Bool::from_bool(is_non_overlapping_and_dense(
+        sizes, strides,
+    )?))
+}

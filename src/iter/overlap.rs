@@ -14,8 +14,8 @@
 //!   ranges with equal strides is *full* aliasing (an in-place op, allowed), equal ranges with
 //!   different strides or intersecting ranges is a partial overlap (rejected).
 
+use super::build::{decide_layout, Predicate};
 use super::config::TensorSpec;
-use super::layout_shim as layout;
 use crate::error::{Error, Result};
 use crate::int::{Bool, Int};
 
@@ -116,9 +116,12 @@ pub(super) fn assert_no_partial_overlap<I: Int>(
     })? {
         return Ok(());
     }
-    if !layout::is_non_overlapping_and_dense(&out.sizes, &out.strides)?
-        || !layout::is_non_overlapping_and_dense(&inp.sizes, &inp.strides)?
-    {
+    let nod = |k: usize, t: &TensorSpec<I>| {
+        decide_layout(t, Predicate::non_overlapping_and_dense(), || {
+            format!("compute_mem_overlaps: operand {k} is non-overlapping and dense")
+        })
+    };
+    if !nod(ko, out)? || !nod(ki, inp)? {
         return Ok(()); // too hard to decide: allowed, as in PyTorch
     }
     let range = |t: &TensorSpec<I>| {
