@@ -3,6 +3,7 @@
 //! error behaviour.
 
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use symstride::iter::{IterOptions, Plan, TensorIteratorConfig, TensorSpec};
 use symstride::Error;
 
@@ -484,4 +485,240 @@ fn enforce_linear_iteration_keeps_user_order() {
     let mut offs = Vec::new();
     plan.for_each_byte_offsets(|p| offs.push(p[0]));
     assert!(offs.windows(2).all(|w| w[0] < w[1]));
+}
+
+// ---------------------------------------------------------------------------------------
+// Symbolic builds: the same code over `SymInt`.
+// ---------------------------------------------------------------------------------------
+
+use symstride::sym::{Bindings, ShapeEnv, SymInt, SymbolSpec};
+
+/// The steps a guard reason may start with: the build's own steps (which also name an
+/// operand or an iteration dim), and `broadcast:` from `layout::infer_size`.
+const OWN_STEPS: &[&str] = &[
+    "compute_mem_overlaps:",
+    "compute_shape:",
+    "mark_resize_outputs:",
+    "fast_setup:",
+    "compute_strides:",
+    "compute_perm:",
+    "coalesce_dimensions:",
+];
+
+/// Every size, stride and offset of `op` as a fresh symbol hinted by its concrete value.
+fn lift(env: &ShapeEnv, name: &str, op: &Op) -> TensorSpec<SymInt> {
+    let sym = |what: String, v: i64| env.create_symbol(&what, v, SymbolSpec::default()).unwrap();
+    let sizes = op
+        .sizes
+        .iter()
+        .enumerate()
+        .map(|(d, &v)| sym(format!("{name}_z{d}"), v))
+        .collect();
+    let strides = op
+        .strides
+        .iter()
+        .enumerate()
+        .map(|(d, &v)| sym(format!("{name}_t{d}"), v))
+        .collect();
+    TensorSpec::new(sizes, strides, op.es).with_offset(sym(format!("{name}_off"), op.offset))
+}
+
+/// The case's ops with every symbol replaced by its value in `b`.
+fn lower(ops: &[Op], names: &[String], b: &Bindings) -> Vec<Op> {
+    ops.iter()
+        .zip(names)
+        .map(|(op, name)| Op {
+            sizes: (0..op.sizes.len())
+                .map(|d| b.get(&format!("{name}_z{d}")).unwrap())
+                .collect(),
+            strides: (0..op.strides.len())
+                .map(|d| b.get(&format!("{name}_t{d}")).unwrap())
+                .collect(),
+            offset: b.get(&format!("{name}_off")).unwrap(),
+            es: op.es,
+        })
+        .collect()
+}
+
+/// Symbolic build of a case (optional given output `o`, inputs `x0, x1, ...`).
+fn symbolic_build(
+    inputs: &[Op],
+    out: &Option<Op>,
+    options: IterOptions,
+) -> (ShapeEnv, symstride::Result<Plan<SymInt>>) {
+    let env = ShapeEnv::default();
+    let mut c = TensorIteratorConfig::new().options(options);
+    c = match out {
+        Some(o) => c.add_output(lift(&env, "o", o)),
+        None => c.add_undefined_output(4),
+    };
+    for (k, op) in inputs.iter().enumerate() {
+        c = c.add_input(lift(&env, &format!("x{k}"), op));
+    }
+    let plan = c.build();
+    (env, plan)
+}
+
+/// A binding near the hints: each symbol keeps its hint or (with probability 1/2) takes a
+/// small random value (sizes and strides 0..=5, 1 and 0 included).
+fn perturb(env: &ShapeEnv, seed: u64) -> Bindings {
+    let mut s = seed | 1;
+    let mut b = Bindings::new();
+    for name in env.symbol_names() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let hint = env.symbol_hint(&name).unwrap();
+        let v = if s % 2 == 0 {
+            hint
+        } else {
+            ((s >> 8) % 6) as i64
+        };
+        b.insert(&name, v);
+    }
+    b
+}
+
+/// Checks one binding: returns whether the guards admit it, and when they do, that the
+/// symbolic plan evaluated there equals the concrete build there.
+fn check_binding(
+    env: &ShapeEnv,
+    plan: &Plan<SymInt>,
+    inputs: &[Op],
+    out: &Option<Op>,
+    options: &IterOptions,
+    b: &Bindings,
+) -> Result<bool, TestCaseError> {
+    let guards = env.guard_set();
+    if guards.eval(b).unwrap().is_some() {
+        return Ok(false);
+    }
+    let names: Vec<String> = (0..inputs.len()).map(|k| format!("x{k}")).collect();
+    let inputs_b = lower(inputs, &names, b);
+    let out_b = out
+        .as_ref()
+        .map(|o| lower(std::slice::from_ref(o), &["o".to_string()], b).remove(0));
+    let concrete = config_for(&inputs_b, &out_b, options.clone()).build();
+    let concrete = match concrete {
+        Ok(p) => p,
+        Err(e) => {
+            return Err(TestCaseError::fail(format!(
+                "admitted binding {b:?} fails concretely: {e}"
+            )))
+        }
+    };
+    let evaluated = plan.try_map(|s| s.eval(b)).unwrap();
+    prop_assert_eq!(evaluated, concrete, "binding {:?}, guards {:?}", b, guards);
+    Ok(true)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// The symbolic build, evaluated at any binding its guards admit, is the concrete build
+    /// at that binding; the hint binding is always admitted.
+    #[test]
+    fn symbolic_build_specializes_to_concrete_build(
+        (inputs, out) in case_strategy(),
+        seeds in prop::collection::vec(any::<u64>(), 8),
+        allow_fast_setup in any::<bool>(),
+    ) {
+        prop_assume!(broadcasts(&inputs));
+        let options = IterOptions { allow_fast_setup, check_mem_overlap: false, ..Default::default() };
+        let (env, plan) = symbolic_build(&inputs, &out, options.clone());
+        let plan = plan.unwrap();
+        prop_assert!(check_binding(&env, &plan, &inputs, &out, &options, &env.hints())?, "hints rejected");
+        for seed in seeds {
+            check_binding(&env, &plan, &inputs, &out, &options, &perturb(&env, seed))?;
+        }
+    }
+
+    /// Every guard names its step, and the build's own steps name an operand or dimension.
+    #[test]
+    fn guard_reasons_name_step_and_operand((inputs, out) in case_strategy()) {
+        prop_assume!(broadcasts(&inputs));
+        let (env, plan) = symbolic_build(&inputs, &out, IterOptions::default());
+        plan.unwrap();
+        for g in env.guards() {
+            let own = OWN_STEPS.iter().any(|s| g.reason.starts_with(s));
+            prop_assert!(own || g.reason.starts_with("broadcast:"), "reason {:?}", g.reason);
+            if own {
+                prop_assert!(g.reason.contains("operand") || g.reason.contains("iteration dim"), "reason {:?}", g.reason);
+            }
+        }
+    }
+}
+
+#[test]
+fn perturbed_bindings_are_often_admitted() {
+    // Not vacuous: over a fixed set of layouts, a good share of random bindings pass the
+    // guards (and are then checked against the concrete build).
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let (mut tried, mut admitted) = (0, 0);
+    for _ in 0..64 {
+        let (inputs, out) = case_strategy().new_tree(&mut runner).unwrap().current();
+        if !broadcasts(&inputs) {
+            continue;
+        }
+        let options = IterOptions::default();
+        let (env, plan) = symbolic_build(&inputs, &out, options.clone());
+        let plan = plan.unwrap();
+        for seed in 1..=16u64 {
+            tried += 1;
+            if check_binding(
+                &env,
+                &plan,
+                &inputs,
+                &out,
+                &options,
+                &perturb(&env, seed * 7919),
+            )
+            .unwrap()
+            {
+                admitted += 1;
+            }
+        }
+    }
+    assert!(
+        admitted * 10 >= tried,
+        "only {admitted} of {tried} perturbed bindings admitted"
+    );
+}
+
+#[test]
+fn symbolic_transposed_add_guards_on_the_permutation() {
+    // add(x, y) with x transposed: [s0, s1] strides [1, s0]; y: [s1] contiguous.
+    let env = ShapeEnv::default();
+    let sym = |n: &str, v: i64| {
+        env.create_symbol(
+            n,
+            v,
+            SymbolSpec {
+                min: 2,
+                ..SymbolSpec::default()
+            },
+        )
+        .unwrap()
+    };
+    let (s0, s1) = (sym("s0", 3), sym("s1", 5));
+    let one = SymInt::constant(1);
+    let plan = TensorIteratorConfig::new()
+        .add_undefined_output(4)
+        .add_input(TensorSpec::new(
+            vec![s0.clone(), s1.clone()],
+            vec![one.clone(), s0.clone()],
+            4,
+        ))
+        .add_input(TensorSpec::new(vec![s1.clone()], vec![one.clone()], 4))
+        .build()
+        .unwrap();
+    let b = Bindings::from_pairs([("s0", 7), ("s1", 2)]);
+    assert_eq!(
+        env.guard_set().eval(&b).unwrap(),
+        None,
+        "sizes >= 2 need no specialization"
+    );
+    let p = plan.try_map(|s| s.eval(&b)).unwrap();
+    assert_eq!(p.output_strides[0], vec![1, 7]);
+    assert_eq!(p.perm, vec![0, 1]);
 }
