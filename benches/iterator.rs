@@ -17,9 +17,27 @@ fn bench_build(c: &mut Criterion) {
     let contiguous = vec![200704i64, 3136, 56, 1];
     let channels_last = vec![200704i64, 1, 3584, 64];
     let cases: Vec<(&str, Vec<(Vec<i64>, Vec<i64>)>)> = vec![
-        ("fast_contiguous_binary", vec![(nchw.clone(), contiguous.clone()), (nchw.clone(), contiguous.clone())]),
-        ("general_cl_plus_contiguous", vec![(nchw.clone(), channels_last.clone()), (nchw.clone(), contiguous.clone())]),
-        ("broadcast_bias_cl", vec![(nchw.clone(), channels_last), (vec![64, 1, 1], vec![1, 1, 1])]),
+        (
+            "fast_contiguous_binary",
+            vec![
+                (nchw.clone(), contiguous.clone()),
+                (nchw.clone(), contiguous.clone()),
+            ],
+        ),
+        (
+            "general_cl_plus_contiguous",
+            vec![
+                (nchw.clone(), channels_last.clone()),
+                (nchw.clone(), contiguous.clone()),
+            ],
+        ),
+        (
+            "broadcast_bias_cl",
+            vec![
+                (nchw.clone(), channels_last),
+                (vec![64, 1, 1], vec![1, 1, 1]),
+            ],
+        ),
         (
             "ternary_transposed_6d",
             vec![

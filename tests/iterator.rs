@@ -722,3 +722,65 @@ fn symbolic_transposed_add_guards_on_the_permutation() {
     assert_eq!(p.output_strides[0], vec![1, 7]);
     assert_eq!(p.perm, vec![0, 1]);
 }
+
+/// The golden elementwise cases (real PyTorch): every case through the concrete build, and
+/// every 7th through the symbolic build (each size and stride its own symbol, evaluated at
+/// the hints), to keep the test fast; the CLI `conformance --symbolic` runs them all.
+#[test]
+fn golden_elementwise_cases_match_pytorch() {
+    use symstride::golden::{find_golden_dir, read_cases, Case};
+    use symstride::iter::elementwise_output;
+    let dir = find_golden_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+        .expect("golden directory shared/golden not found (or set SYMSTRIDE_GOLDEN)");
+    let lines = read_cases(&dir.join("elementwise.jsonl")).unwrap();
+    let answer = |r: symstride::Result<(Vec<i64>, Vec<i64>)>| match r {
+        Ok((s, t)) => serde_json::json!({"sizes": s, "strides": t}),
+        Err(Error::Broadcast { .. }) => serde_json::json!({"error": "broadcast"}),
+        Err(e) => serde_json::json!({"error": e.to_string()}),
+    };
+    let mut checked = 0;
+    for (n, line) in lines.into_iter().enumerate() {
+        let Ok(Case::Elementwise(case)) = line.case else {
+            panic!("line {}: not elementwise", line.number)
+        };
+        let inputs: Vec<(Vec<i64>, Vec<i64>)> = case
+            .inputs
+            .iter()
+            .map(|t| (t.sizes.clone(), t.strides.clone()))
+            .collect();
+        let expect = serde_json::Value::Object(case.expect.clone());
+        assert_eq!(
+            answer(elementwise_output(&inputs)),
+            expect,
+            "line {}",
+            line.number
+        );
+        if n % 7 == 0 {
+            let env = ShapeEnv::default();
+            let lifted: Vec<(Vec<SymInt>, Vec<SymInt>)> = inputs
+                .iter()
+                .enumerate()
+                .map(|(k, (s, t))| {
+                    let op = Op {
+                        sizes: s.clone(),
+                        strides: t.clone(),
+                        offset: 0,
+                        es: 4,
+                    };
+                    let spec = lift(&env, &format!("x{k}"), &op);
+                    (spec.sizes, spec.strides)
+                })
+                .collect();
+            let hints = env.hints();
+            let eval = |v: &[SymInt]| {
+                v.iter()
+                    .map(|x| x.eval(&hints).unwrap())
+                    .collect::<Vec<_>>()
+            };
+            let sym = elementwise_output(&lifted).map(|(s, t)| (eval(&s), eval(&t)));
+            assert_eq!(answer(sym), expect, "symbolic, line {}", line.number);
+            checked += 1;
+        }
+    }
+    assert!(checked > 400);
+}

@@ -6,12 +6,12 @@
 //! `reorder_dimensions` (innermost first).
 
 use super::config::{IterOptions, OutputSpec, TensorIteratorConfig, TensorSpec};
-use super::layout_shim as layout;
 use super::overlap::{self, all_equal};
 use super::plan::{OperandPlan, Plan};
 use super::{fmt_dims, validate};
 use crate::error::{Error, Result};
 use crate::int::{Bool, Int};
+use crate::layout;
 
 /// One operand during the build (PyTorch's `OperandInfo`).
 struct Operand<'a, I> {

@@ -70,7 +70,6 @@
 mod build;
 mod config;
 mod elementwise;
-mod layout_shim;
 mod overlap;
 mod plan;
 mod validate;
