@@ -7,6 +7,14 @@ use proptest::strategy::ValueTree;
 use symstride::iter::{IterOptions, Plan, TensorIteratorConfig, TensorSpec};
 use symstride::Error;
 
+/// Property-test case count: `default`, or `PROPTEST_CASES` when set (for deeper runs).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// One operand of a random case: sizes, strides, offset, element size.
 #[derive(Clone, Debug)]
 struct Op {
@@ -145,20 +153,31 @@ fn input_strategy(shape: Vec<i64>) -> impl Strategy<Value = Op> {
         })
 }
 
-/// A case: a broadcast shape, 1..=3 inputs, and optionally a given dense output of that shape.
+/// A case: a broadcast shape, 1..=3 inputs, and optionally a given dense output, either of
+/// that shape or of a shape with one size changed (which the build resizes).
 fn case_strategy() -> impl Strategy<Value = (Vec<Op>, Option<Op>)> {
     shape_strategy().prop_flat_map(|shape| {
         let n = shape.len();
         (
             prop::collection::vec(input_strategy(shape.clone()), 1..=3),
-            prop::option::of((Just((0..n).collect::<Vec<usize>>()).prop_shuffle(), 0i64..3)),
+            prop::option::of((
+                Just((0..n).collect::<Vec<usize>>()).prop_shuffle(),
+                0i64..3,
+                prop::option::weighted(0.3, 0..n.max(1)),
+            )),
         )
             .prop_map(move |(inputs, out)| {
-                let out = out.map(|(order, offset)| Op {
-                    sizes: shape.clone(),
-                    strides: dense_strides(&shape, &order),
-                    offset,
-                    es: 4,
+                let out = out.map(|(order, offset, bump)| {
+                    let mut sizes = shape.clone();
+                    if let Some(d) = bump.filter(|&d| d < n) {
+                        sizes[d] += 1;
+                    }
+                    Op {
+                        strides: dense_strides(&sizes, &order),
+                        sizes,
+                        offset,
+                        es: 4,
+                    }
                 });
                 (inputs, out)
             })
@@ -191,7 +210,7 @@ fn broadcasts(inputs: &[Op]) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
 
     /// The coalesced plan visits exactly the (output, inputs) offset tuples of a naive walk of
     /// the broadcast shape, on the fast path and when forced onto the general path.
@@ -613,7 +632,7 @@ fn check_binding(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
 
     /// The symbolic build, evaluated at any binding its guards admit, is the concrete build
     /// at that binding; the hint binding is always admitted.
