@@ -4,7 +4,10 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use symstride::iter::{TensorIteratorConfig, TensorSpec};
 
-fn build(inputs: &[(Vec<i64>, Vec<i64>)]) -> usize {
+/// Sizes and strides of one input.
+type Layout = (Vec<i64>, Vec<i64>);
+
+fn build(inputs: &[Layout]) -> usize {
     let mut c = TensorIteratorConfig::new().add_undefined_output(4);
     for (s, t) in inputs {
         c = c.add_input(TensorSpec::new(s.clone(), t.clone(), 4));
@@ -16,7 +19,7 @@ fn bench_build(c: &mut Criterion) {
     let nchw = vec![8i64, 64, 56, 56];
     let contiguous = vec![200704i64, 3136, 56, 1];
     let channels_last = vec![200704i64, 1, 3584, 64];
-    let cases: Vec<(&str, Vec<(Vec<i64>, Vec<i64>)>)> = vec![
+    let cases: Vec<(&str, Vec<Layout>)> = vec![
         (
             "fast_contiguous_binary",
             vec![
