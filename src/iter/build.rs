@@ -128,12 +128,17 @@ impl<I: Int> Predicate<I> {
 /// condition, so the reason names the step and operand and the guard is exactly the
 /// predicate (not one path through it). A condition too large for the symbolic engine
 /// ([`Error::Limit`]) falls back to the branchy predicate, whose guards carry the layout
-/// module's reasons.
+/// module's reasons. All-constant layouts (the concrete path) take the short-circuiting
+/// branchy form directly: nothing is recorded either way, and it is cheaper.
 pub(super) fn decide_layout<I: Int>(
     t: &TensorSpec<I>,
     p: Predicate<I>,
     why: impl FnOnce() -> String,
 ) -> Result<bool> {
+    let constant = |v: &[I]| v.iter().all(|x| x.as_const().is_some());
+    if constant(&t.sizes) && constant(&t.strides) {
+        return (p.branchy)(&t.sizes, &t.strides);
+    }
     match (p.expr)(&t.sizes, &t.strides)?.guard(why) {
         Err(Error::Limit { .. }) => (p.branchy)(&t.sizes, &t.strides),
         r => r,

@@ -13,11 +13,13 @@
 //! 1. **validation** (on hints, no guards): rank ≤ 64, non-negative sizes/strides/offsets,
 //!    every byte offset and `size * stride` product within i64, and every addressable element
 //!    inside the operand's storage when one is given.
-//! 2. **`mark_outputs`**: an output that is the very same view as an input is read-write
-//!    (in-place) and will never be resized.
+//! 2. **`mark_outputs`**: an output that is the very same view as an input (same storage id,
+//!    and offset, sizes, strides equal without needing a guard) is read-write (in-place) and
+//!    will never be resized.
 //! 3. **`compute_mem_overlaps`** (option `check_mem_overlap`): an output must not overlap
-//!    itself (stride 0 on a dimension of size > 1, or a stride reachable by stepping another
-//!    dimension), nor partially overlap an input; full aliasing (in-place) is fine.
+//!    itself (stride 0, or two equal strides, on dimensions of size > 1), nor partially
+//!    overlap an input in the same storage; full aliasing (in-place) is fine. Undecidable
+//!    cases are let through, as in PyTorch (details in the `overlap` module).
 //! 4. **`compute_shape`**: broadcast all defined operands (outputs excluded when
 //!    `resize_outputs`), remembering whether they all had one shape.
 //! 5. **`mark_resize_outputs`**: a given output of another shape is resized or rejected.
