@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::process::ExitCode;
 use symstride::golden::{self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase};
+use symstride::iter;
 use symstride::layout::{self, MemoryFormat, StrideMatch};
 use symstride::sym::{Bindings, ShapeEnv, SymBool, SymInt, SymbolSpec};
 use symstride::{Error, Int, Result};
@@ -218,8 +219,25 @@ fn broadcast_case<E: Engine>(e: &mut E, case: &BroadcastCase) -> Result<Expect> 
 /// `{"sizes": [...], "strides": [...]}` for the output TensorIterator allocates (strides
 /// evaluated through `e.ints`), or `{"error": "broadcast"}` on a broadcast mismatch.
 /// Until the iterator lands this answers an honest "unsupported" (a failure under --check).
-fn elementwise_case<E: Engine>(_e: &mut E, _case: &ElementwiseCase) -> Result<Expect> {
-    Err(Error::invalid("unsupported: elementwise"))
+fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expect> {
+    let inputs = case
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(k, t)| e.tensor(&format!("x{k}"), &t.sizes, &t.strides))
+        .collect::<Result<Vec<_>>>()?;
+    let mut got = Expect::new();
+    match iter::elementwise_output(&inputs) {
+        Ok((sizes, strides)) => {
+            got.insert("sizes".into(), json!(e.ints(&sizes)?));
+            got.insert("strides".into(), json!(e.ints(&strides)?));
+        }
+        Err(Error::Broadcast { .. }) => {
+            got.insert("error".into(), json!("broadcast"));
+        }
+        Err(err) => return Err(err),
+    }
+    Ok(got)
 }
 
 /// Answers one case; an engine error becomes `{"error": "<message>"}`.
