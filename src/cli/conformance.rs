@@ -214,11 +214,10 @@ fn broadcast_case<E: Engine>(e: &mut E, case: &BroadcastCase) -> Result<Expect> 
 }
 
 /// ============================ ELEMENTWISE DISPATCH ============================
-/// The one place where elementwise cases meet the TensorIterator build (`crate::iter`,
-/// branch `iter`): given the case's inputs lifted through the engine, answer
-/// `{"sizes": [...], "strides": [...]}` for the output TensorIterator allocates (strides
-/// evaluated through `e.ints`), or `{"error": "broadcast"}` on a broadcast mismatch.
-/// Until the iterator lands this answers an honest "unsupported" (a failure under --check).
+/// The one place where elementwise cases meet the TensorIterator build (`crate::iter`):
+/// given the case's inputs lifted through the engine, answer `{"sizes": [...],
+/// "strides": [...]}` for the output TensorIterator allocates (strides evaluated through
+/// `e.ints`), or `{"error": "broadcast"}` on a broadcast mismatch.
 fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expect> {
     let inputs = case
         .inputs

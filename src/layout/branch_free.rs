@@ -48,23 +48,25 @@ pub fn contiguity_expr<I: Int>(sizes: &[I], strides: &[I]) -> Result<I::Bool> {
     Ok(contiguity_unchecked(sizes, strides))
 }
 
-/// Besides `stride[d] == size[d+1] * ... * size[n-1]`, each term also accepts
-/// `stride[d] == max(size[d+1], 1) * ... * max(size[n-1], 1)`, the strides `torch.empty`
-/// makes ([`contiguous_strides`](super::contiguous_strides)). The two products differ only
-/// when some size is 0, where `numel == 0` makes the whole condition true anyway, so the
-/// extra disjunct never changes the value (for sizes >= 0); it lets the simplifier prove
-/// `contiguous_strides(sizes)` contiguous for symbolic sizes that may be 0, which needs a
-/// case split otherwise. It is only added where the two products are not statically equal
-/// (never on the concrete path).
+/// A stride that is *statically* equal to `max(size[d+1], 1) * ... * max(size[n-1], 1)`
+/// (what `torch.empty` makes, [`contiguous_strides`](super::contiguous_strides)) satisfies
+/// its term outright: that product differs from the plain one only when some size is 0,
+/// where `numel == 0` makes the whole condition true anyway (sizes are >= 0). This lets
+/// the simplifier-free construction prove `contiguous_strides(sizes)` contiguous for
+/// symbolic sizes that may be 0 (otherwise a case split), while the condition for any
+/// other strides keeps its plain form. Never taken on the concrete path.
 fn contiguity_unchecked<I: Int>(sizes: &[I], strides: &[I]) -> I::Bool {
     let one = I::from_i64(1);
     let (mut expected, mut expected_max) = (one.clone(), one.clone());
     let mut all = t::<I::Bool>();
     for d in (0..sizes.len()).rev() {
-        let mut ok = sizes[d].eq_i(1).or(&strides[d].sym_eq(&expected));
-        if !expected.sym_eq(&expected_max).statically_known_true() {
-            ok = ok.or(&strides[d].sym_eq(&expected_max));
-        }
+        let ok = if !expected.sym_eq(&expected_max).statically_known_true()
+            && strides[d].sym_eq(&expected_max).statically_known_true()
+        {
+            t::<I::Bool>()
+        } else {
+            sizes[d].eq_i(1).or(&strides[d].sym_eq(&expected))
+        };
         all = all.and(&ok);
         expected = expected * sizes[d].clone();
         expected_max = expected_max * sizes[d].max(&one);
