@@ -64,10 +64,13 @@ struct Concrete;
 
 impl Engine for Concrete {
     type I = i64;
-    fn tensor(&mut self, _: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<i64>> {
+    fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<i64>> {
+        // Same entry validation (and message) as the symbolic engine.
+        layout::check_layout(name, sizes, strides)?;
         Ok((sizes.to_vec(), strides.to_vec()))
     }
-    fn shape(&mut self, _: &str, sizes: &[i64]) -> Result<Vec<i64>> {
+    fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<i64>> {
+        layout::check_sizes(name, sizes)?;
         Ok(sizes.to_vec())
     }
     fn int(&self, v: &i64) -> Result<i64> {
