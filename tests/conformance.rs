@@ -112,7 +112,12 @@ fn elementwise_golden_cases_all_pass_through_the_iterator() {
     }
     let summary = format!("{matching} passed, {} failed", exp.len() - matching);
     assert_eq!(lines.last().unwrap(), &summary);
-    assert_eq!(matching, exp.len(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        matching,
+        exp.len(),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(o.status.success());
 }
 

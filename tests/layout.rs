@@ -666,8 +666,8 @@ mod symbolic {
         /// and the guards are sound.
         #[test]
         fn traced_broadcast_is_sound(
-            shapes in prop::collection::vec(prop::collection::vec(prop_oneof![Just(1i64), 2i64..=3], 0..=3), 1..=3),
-            other in prop::collection::vec(prop::collection::vec(prop_oneof![Just(1i64), 2i64..=3], 3), 3),
+            shapes in prop::collection::vec(prop::collection::vec(prop_oneof![Just(0i64), Just(1), 2i64..=3], 0..=3), 1..=3),
+            other in prop::collection::vec(prop::collection::vec(prop_oneof![Just(0i64), Just(1), 2i64..=3], 3), 3),
         ) {
             let env = ShapeEnv::default();
             let lifted: Vec<Vec<SymInt>> =
