@@ -1,7 +1,7 @@
 //! Broadcasting: the common shape of several operands and the strides that expand an
 //! operand to it.
 
-use super::validate::{check_layout, check_sizes};
+use super::validate::{check_layout, check_sizes_named};
 use crate::{Bool, Error, Int, Result};
 
 /// Broadcasts two shapes (PyTorch's `infer_size`): right-aligned; at each dimension the
@@ -59,7 +59,7 @@ fn infer_size_pair<I: Int>(a: &[I], b: &[I]) -> Result<Vec<I>> {
 pub fn infer_size<I: Int>(shapes: &[&[I]]) -> Result<Vec<I>> {
     let mut out: Vec<I> = Vec::new();
     for (k, shape) in shapes.iter().enumerate() {
-        check_sizes(&format!("operand {k}"), shape)?;
+        check_sizes_named(|| format!("operand {k}"), shape)?;
         out = infer_size_pair(&out, shape)?;
     }
     Ok(out)
