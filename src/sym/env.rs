@@ -410,27 +410,33 @@ impl EnvState {
         )
     }
 
-    /// Drops older guards implied by the newest one (given the declared ranges), then
-    /// rebuilds the knowledge from what is left. Only guards sharing a symbol with the new
-    /// one are candidates. This catches duplicates up to canonical form and bounds subsumed
-    /// by stronger bounds on the same expression (`s >= 2` drops `s != 0`, `s >= 1`).
-    /// Conditions implied only by several guards together are never recorded in the first
-    /// place, because recording happens only when the existing guards cannot decide.
+    /// Drops older guards that the other guards (with the declared ranges) imply, then
+    /// rebuilds the knowledge from what is left. Only guards sharing a symbol with the
+    /// newest one are candidates (nothing else can have become implied). This removes
+    /// duplicates up to canonical form and bounds subsumed by stronger bounds on the same
+    /// expression (`s >= 2` drops `s != 0`, `s >= 1`), and conjunctions whose parts the
+    /// others cover.
     fn prune(&mut self) {
         let n = self.guards.len();
         if n < 2 {
             return;
         }
-        let new_syms = &self.guard_syms[n - 1];
-        let mut k = self.base_knowledge();
-        k.assume(&self.guards[n - 1].cond);
-        let keep: Vec<bool> = (0..n)
-            .map(|i| {
-                i == n - 1
-                    || !self.guard_syms[i].iter().any(|s| new_syms.contains(s))
-                    || k.decide(&self.guards[i].cond) != Some(true)
-            })
-            .collect();
+        let new_syms = self.guard_syms[n - 1].clone();
+        let mut keep = vec![true; n];
+        for i in 0..n - 1 {
+            if !self.guard_syms[i].iter().any(|s| new_syms.contains(s)) {
+                continue;
+            }
+            let mut k = self.base_knowledge();
+            for (j, g) in self.guards.iter().enumerate() {
+                if j != i && keep[j] {
+                    k.assume(&g.cond);
+                }
+            }
+            if k.decide(&self.guards[i].cond) == Some(true) {
+                keep[i] = false;
+            }
+        }
         if keep.iter().all(|k| *k) {
             return;
         }
