@@ -1,1 +1,70 @@
-//! (module under construction: see ARCHITECTURE.md)
+//! Kernels: execute an iteration plan ([`crate::iter::Plan`]) over real data, fast and safely.
+//!
+//! # Layers
+//! * **Plan execution** ([`execute_map1`], [`execute_map2`], [`execute_map3`],
+//!   [`execute_copy`]): a plan plus the operands' storages. The plan is validated first —
+//!   element sizes, byte strides that are multiples of the element size, every addressed byte
+//!   inside its storage (checked `i64`, min/max over the strided extent, so negative strides are
+//!   handled), outputs without internal overlap, outputs either disjoint from or identical to
+//!   any operand in the same storage (`Error::MemoryOverlap` otherwise). The storages are then
+//!   borrowed (outputs exclusively) for the call. Every `unsafe` pointer operation below relies
+//!   on that validation; see `exec::Prepared`.
+//! * **Tensor ops** ([`map1`]/[`map2`]/[`map3`] and `_out` variants, [`add`], [`where_`],
+//!   [`addcmul`], `Tensor::copy_`, `contiguous`, `to`, `deep_clone`, `cast`): broadcast,
+//!   allocate the output with TensorIterator's layout rule, build the plan, execute.
+//! * **User element functions**: implement [`Map1`]/[`Map2`]/[`Map3`] (or pass a closure). The
+//!   optional `contiguous` method is a vectorized body for contiguous, non-aliasing rows.
+//!
+//! # Loops
+//! The iteration space (innermost dim first) is walked in 2-D steps from any linear start
+//! (PyTorch's DimCounter), so any range `[begin, end)` can go to a thread. Each step calls a
+//! 1-D inner loop chosen from the innermost byte strides: all contiguous → slice body (the
+//! compiler vectorizes it); stride-0 inputs → a scalar hoisted out of an otherwise contiguous
+//! loop; otherwise a general strided loop.
+//!
+//! # Parallelism and the grain size
+//! Work below `2 × grain_size` elements (default 32768, [`ExecConfig`]) runs on the calling
+//! thread: a rayon hand-off costs microseconds, more than a small op. Larger work is cut into at
+//! most `tasks_per_thread × threads` ranges of at least `grain_size` elements, run on the
+//! current rayon pool (install a local pool to choose the thread count). Outputs written by
+//! different ranges are disjoint because outputs have no internal overlap.
+//!
+//! # Why tiles
+//! A copy whose output and input disagree on the fastest dimension (transpose, NCHW↔NHWC)
+//! reads one element per cache line if walked in output order. [`execute_copy`] then swaps the
+//! input's fastest dimension next to the output's and copies `tile × tile` blocks, so both sides
+//! use whole cache lines while the block is cache resident.
+//!
+//! # Temporary plan builder
+//! Until the TensorIterator build of [`crate::iter`] lands, tensor ops build plans with a small
+//! private builder (`build.rs`: broadcast, PyTorch's stride permutation, coalescing). It will
+//! be replaced by `iter`'s build; the execution entry points already take a `&Plan<i64>`.
+
+mod build;
+mod config;
+mod copy;
+mod exec;
+mod loops;
+mod ops;
+
+pub use config::ExecConfig;
+pub use copy::{execute_copy, Cast};
+pub use loops::{execute_map1, execute_map2, execute_map3, Map1, Map2, Map3};
+pub use ops::{
+    abs, add, add_out, addcmul, copy_into, div, div_out, exp, map1, map1_out, map2, map2_out, map3, map3_out, maximum,
+    maximum_out, minimum, minimum_out, mul, mul_out, neg, relu, sub, sub_out, where_, Abs, Add, Addcmul, Div, Exp,
+    Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt, Sub, Tanh, Where,
+};
+
+/// Builds a plan for concrete operands `ops[0]` (the output, defining the shape) and inputs
+/// (broadcast to it), given as `(sizes, strides in elements, offset, element size)`.
+///
+/// TEMPORARY: replaced by the `iter` module's build once it lands.
+pub fn plan_for_layouts(ops: &[(&[i64], &[i64], i64, usize)]) -> crate::Result<crate::iter::Plan<i64>> {
+    let ls: Vec<build::Layout<'_>> =
+        ops.iter().map(|&(sizes, strides, offset, element_size)| build::Layout { sizes, strides, offset, element_size }).collect();
+    if ls.is_empty() {
+        return Err(crate::Error::invalid("plan_for_layouts: no operands"));
+    }
+    build::build_plan(&ls, 1)
+}

@@ -1,0 +1,278 @@
+//! Tensor-level operations: broadcast, allocate the output, build a plan, execute.
+
+use super::build::{broadcast_shapes, build_plan, output_strides, Layout};
+use super::config::ExecConfig;
+use super::copy::execute_copy;
+use super::loops::{execute_map1, execute_map2, execute_map3, Map1, Map2, Map3};
+use crate::iter::Plan;
+use crate::tensor::{Element, FloatElement, MemoryFormat, NumElement, Tensor};
+use crate::{Error, Result};
+use std::mem::size_of;
+
+fn layout_of<T: Element>(t: &Tensor<T>) -> Layout<'_> {
+    Layout { sizes: &t.sizes, strides: &t.strides, offset: t.offset, element_size: size_of::<T>() }
+}
+
+/// Allocates the output of an elementwise op over `inputs` (TensorIterator's layout rule:
+/// broadcast shape, dense, dimension order following the inputs' strides).
+fn alloc_output<O: Element>(inputs: &[Layout<'_>]) -> Result<Tensor<O>> {
+    let shape = broadcast_shapes(&inputs.iter().map(|l| l.sizes).collect::<Vec<_>>())?;
+    let strides = output_strides(&shape, inputs)?;
+    Tensor::uninit(&shape, &strides)
+}
+
+fn plan_for(ops: &[Layout<'_>]) -> Result<Plan<i64>> {
+    build_plan(ops, 1)
+}
+
+fn check_out_shape(out: &[i64], inputs: &[Layout<'_>]) -> Result<()> {
+    let shape = broadcast_shapes(&inputs.iter().map(|l| l.sizes).collect::<Vec<_>>())?;
+    if shape != out {
+        return Err(Error::layout("out", format!("sizes {out:?} do not match the broadcast shape {shape:?} of the inputs")));
+    }
+    Ok(())
+}
+
+/// `f(a)` into a new tensor.
+pub fn map1<A: Element, O: Element, F: Map1<A, O>>(a: &Tensor<A>, f: &F, cfg: &ExecConfig) -> Result<Tensor<O>> {
+    let ins = [layout_of(a)];
+    let out = alloc_output::<O>(&ins)?;
+    map1_out(a, &out, f, cfg)?;
+    Ok(out)
+}
+
+/// `f(a)` into an existing `out` (whose sizes must be the broadcast shape).
+pub fn map1_out<A: Element, O: Element, F: Map1<A, O>>(a: &Tensor<A>, out: &Tensor<O>, f: &F, cfg: &ExecConfig) -> Result<()> {
+    check_out_shape(&out.sizes, &[layout_of(a)])?;
+    let plan = plan_for(&[layout_of(out), layout_of(a)])?;
+    execute_map1(&plan, &out.storage, &a.storage, f, cfg)
+}
+
+/// `f(a, b)` (broadcasting) into a new tensor.
+pub fn map2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
+    a: &Tensor<A>,
+    b: &Tensor<B>,
+    f: &F,
+    cfg: &ExecConfig,
+) -> Result<Tensor<O>> {
+    let out = alloc_output::<O>(&[layout_of(a), layout_of(b)])?;
+    map2_out(a, b, &out, f, cfg)?;
+    Ok(out)
+}
+
+/// `f(a, b)` (broadcasting) into an existing `out`.
+pub fn map2_out<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
+    a: &Tensor<A>,
+    b: &Tensor<B>,
+    out: &Tensor<O>,
+    f: &F,
+    cfg: &ExecConfig,
+) -> Result<()> {
+    check_out_shape(&out.sizes, &[layout_of(a), layout_of(b)])?;
+    let plan = plan_for(&[layout_of(out), layout_of(a), layout_of(b)])?;
+    execute_map2(&plan, &out.storage, &a.storage, &b.storage, f, cfg)
+}
+
+/// `f(a, b, c)` (broadcasting) into a new tensor.
+pub fn map3<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B, C, O>>(
+    a: &Tensor<A>,
+    b: &Tensor<B>,
+    c: &Tensor<C>,
+    f: &F,
+    cfg: &ExecConfig,
+) -> Result<Tensor<O>> {
+    let out = alloc_output::<O>(&[layout_of(a), layout_of(b), layout_of(c)])?;
+    map3_out(a, b, c, &out, f, cfg)?;
+    Ok(out)
+}
+
+/// `f(a, b, c)` (broadcasting) into an existing `out`.
+pub fn map3_out<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B, C, O>>(
+    a: &Tensor<A>,
+    b: &Tensor<B>,
+    c: &Tensor<C>,
+    out: &Tensor<O>,
+    f: &F,
+    cfg: &ExecConfig,
+) -> Result<()> {
+    check_out_shape(&out.sizes, &[layout_of(a), layout_of(b), layout_of(c)])?;
+    let plan = plan_for(&[layout_of(out), layout_of(a), layout_of(b), layout_of(c)])?;
+    execute_map3(&plan, &out.storage, &a.storage, &b.storage, &c.storage, f, cfg)
+}
+
+/// Copies `src` into `dst`, broadcasting `src` to `dst`'s sizes and casting the dtype.
+pub fn copy_into<S: Element, O: Element>(dst: &Tensor<O>, src: &Tensor<S>, cfg: &ExecConfig) -> Result<()> {
+    let plan = plan_for(&[layout_of(dst), layout_of(src)])?;
+    execute_copy(&plan, &dst.storage, &src.storage, cfg)
+}
+
+macro_rules! unary_fn {
+    ($(#[$m:meta])* $name:ident, $bound:ident, |$x:ident| $e:expr) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        impl<T: $bound> Map1<T, T> for $name {
+            #[inline(always)]
+            fn call(&self, $x: T) -> T {
+                $e
+            }
+        }
+    };
+}
+macro_rules! binary_fn {
+    ($(#[$m:meta])* $name:ident, $bound:ident, |$x:ident, $y:ident| $e:expr) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        impl<T: $bound> Map2<T, T, T> for $name {
+            #[inline(always)]
+            fn call(&self, $x: T, $y: T) -> T {
+                $e
+            }
+        }
+    };
+}
+unary_fn!(/// `-x`
+    Neg, NumElement, |x| x.neg());
+unary_fn!(/// `|x|`
+    Abs, NumElement, |x| x.abs());
+unary_fn!(/// `max(x, 0)` (NaN propagates)
+    Relu, NumElement, |x| if x < T::ZERO { T::ZERO } else { x });
+unary_fn!(/// `e^x`
+    Exp, FloatElement, |x| x.exp());
+unary_fn!(/// `sqrt(x)`
+    Sqrt, FloatElement, |x| x.sqrt());
+unary_fn!(/// `tanh(x)`
+    Tanh, FloatElement, |x| x.tanh());
+unary_fn!(/// `1 / (1 + e^-x)`
+    Sigmoid, FloatElement, |x| x.sigmoid());
+binary_fn!(/// `a + b`
+    Add, NumElement, |a, b| a.add(b));
+binary_fn!(/// `a - b`
+    Sub, NumElement, |a, b| a.sub(b));
+binary_fn!(/// `a * b`
+    Mul, NumElement, |a, b| a.mul(b));
+binary_fn!(/// `a / b`
+    Div, FloatElement, |a, b| a.div(b));
+binary_fn!(/// PyTorch `maximum`
+    Maximum, NumElement, |a, b| a.maximum(b));
+binary_fn!(/// PyTorch `minimum`
+    Minimum, NumElement, |a, b| a.minimum(b));
+
+/// `where(cond, a, b)`: `a` where `cond` is true, else `b`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Where;
+impl<T: Element> Map3<bool, T, T, T> for Where {
+    #[inline(always)]
+    fn call(&self, c: bool, a: T, b: T) -> T {
+        if c {
+            a
+        } else {
+            b
+        }
+    }
+}
+
+/// `addcmul(x, t1, t2, value) = x + value * t1 * t2`.
+#[derive(Clone, Copy, Debug)]
+pub struct Addcmul<T>(pub T);
+impl<T: NumElement> Map3<T, T, T, T> for Addcmul<T> {
+    #[inline(always)]
+    fn call(&self, x: T, a: T, b: T) -> T {
+        x.add(self.0.mul(a).mul(b))
+    }
+}
+
+macro_rules! binary_api {
+    ($name:ident, $name_out:ident, $f:ident, $bound:ident, $doc:literal) => {
+        #[doc = concat!("`", $doc, "` with broadcasting into a new tensor (default [`ExecConfig`]).")]
+        pub fn $name<T: $bound>(a: &Tensor<T>, b: &Tensor<T>) -> Result<Tensor<T>> {
+            map2(a, b, &$f, &ExecConfig::default())
+        }
+        #[doc = concat!("`", $doc, "` with broadcasting into `out`.")]
+        pub fn $name_out<T: $bound>(a: &Tensor<T>, b: &Tensor<T>, out: &Tensor<T>) -> Result<()> {
+            map2_out(a, b, out, &$f, &ExecConfig::default())
+        }
+    };
+}
+binary_api!(add, add_out, Add, NumElement, "a + b");
+binary_api!(sub, sub_out, Sub, NumElement, "a - b");
+binary_api!(mul, mul_out, Mul, NumElement, "a * b");
+binary_api!(div, div_out, Div, FloatElement, "a / b");
+binary_api!(maximum, maximum_out, Maximum, NumElement, "maximum(a, b)");
+binary_api!(minimum, minimum_out, Minimum, NumElement, "minimum(a, b)");
+
+macro_rules! unary_api {
+    ($name:ident, $f:ident, $bound:ident) => {
+        #[doc = concat!("[`", stringify!($f), "`] into a new tensor (default [`ExecConfig`]).")]
+        pub fn $name<T: $bound>(a: &Tensor<T>) -> Result<Tensor<T>> {
+            map1(a, &$f, &ExecConfig::default())
+        }
+    };
+}
+unary_api!(neg, Neg, NumElement);
+unary_api!(abs, Abs, NumElement);
+unary_api!(relu, Relu, NumElement);
+unary_api!(exp, Exp, FloatElement);
+
+/// `where(cond, a, b)` with broadcasting.
+pub fn where_<T: Element>(cond: &Tensor<bool>, a: &Tensor<T>, b: &Tensor<T>) -> Result<Tensor<T>> {
+    map3(cond, a, b, &Where, &ExecConfig::default())
+}
+
+/// `x + value * t1 * t2` with broadcasting.
+pub fn addcmul<T: NumElement>(x: &Tensor<T>, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Result<Tensor<T>> {
+    map3(x, t1, t2, &Addcmul(value), &ExecConfig::default())
+}
+
+impl<T: Element> Tensor<T> {
+    /// Copies `src` into this view (broadcasting `src`, casting its dtype): PyTorch's `copy_`.
+    /// Writes through shared storage are checked at run time (see [`crate::tensor::Storage`]).
+    pub fn copy_<S: Element>(&self, src: &Tensor<S>) -> Result<()> {
+        copy_into(self, src, &ExecConfig::default())
+    }
+
+    /// A new tensor with the same values and element type `U` (layout as `clone`).
+    pub fn cast<U: Element>(&self) -> Result<Tensor<U>> {
+        let strides = crate::tensor::preserve_strides(&self.sizes, &self.strides);
+        let out = Tensor::<U>::uninit(&self.sizes, &strides)?;
+        copy_into(&out, self, &ExecConfig::default())?;
+        Ok(out)
+    }
+
+    /// PyTorch's `clone()` (preserve format): a copy with the same strides when this tensor is
+    /// non-overlapping and dense, else dense strides in this tensor's stride order.
+    pub fn deep_clone(&self) -> Result<Tensor<T>> {
+        self.cast::<T>()
+    }
+
+    /// A copy laid out in `format` (`Preserve` behaves like [`Tensor::deep_clone`]).
+    pub fn clone_as(&self, format: MemoryFormat) -> Result<Tensor<T>> {
+        if format == MemoryFormat::Preserve {
+            return self.deep_clone();
+        }
+        let strides = crate::tensor::dense_strides_for(&self.sizes, format)?;
+        let out = Tensor::<T>::uninit(&self.sizes, &strides)?;
+        copy_into(&out, self, &ExecConfig::default())?;
+        Ok(out)
+    }
+
+    /// PyTorch's `contiguous(memory_format)`: this view if it is already contiguous in
+    /// `format` (ambiguous strides are kept as they are), else a copy.
+    pub fn contiguous(&self, format: MemoryFormat) -> Result<Tensor<T>> {
+        if format == MemoryFormat::Preserve || self.is_contiguous(format) {
+            return Ok(self.clone());
+        }
+        self.clone_as(format)
+    }
+
+    /// PyTorch's `to(memory_format=format)`: this view if its suggested memory format already
+    /// is `format`, else a copy with `format`'s strides. Unlike [`Tensor::contiguous`], this
+    /// rewrites ambiguous strides (e.g. a contiguous `[2,1,4,4]` becomes `[16,1,4,1]`).
+    pub fn to(&self, format: MemoryFormat) -> Result<Tensor<T>> {
+        if format == MemoryFormat::Preserve || self.suggest_memory_format() == format {
+            return Ok(self.clone());
+        }
+        self.clone_as(format)
+    }
+}
