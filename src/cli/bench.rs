@@ -62,17 +62,25 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
     let (a, b) = (tensor(&[64, 64, 64, 64], 1)?, tensor(&[64, 64, 64, 64], 2)?);
     {
         let (a, b, c) = (a.clone(), b.clone(), cfg.clone());
-        v.push(Scenario { name: "add_contig_16M", bytes: 3.0 * F * n16, inner: 1, run: Box::new(move || {
-            black_box(kernel::map2(&a, &b, &kernel::Add, &c)?);
-            Ok(())
-        }) });
+        v.push(Scenario {
+            name: "add_contig_16M",
+            bytes: 3.0 * F * n16,
+            inner: 1,
+            run: Box::new(move || {
+                black_box(kernel::map2(&a, &b, &kernel::Add, &c)?);
+                Ok(())
+            }),
+        });
     }
     {
         let out = Tensor::<f32>::zeros(&[64, 64, 64, 64])?;
         let c = cfg.clone();
-        v.push(Scenario { name: "add_contig_16M_out", bytes: 3.0 * F * n16, inner: 1, run: Box::new(move || {
-            kernel::map2_out(&a, &b, &out, &kernel::Add, &c)
-        }) });
+        v.push(Scenario {
+            name: "add_contig_16M_out",
+            bytes: 3.0 * F * n16,
+            inner: 1,
+            run: Box::new(move || kernel::map2_out(&a, &b, &out, &kernel::Add, &c)),
+        });
     }
 
     let acl = tensor(&[32, 64, 56, 56], 3)?.to(MemoryFormat::ChannelsLast)?;
@@ -81,66 +89,102 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
     let bcl = (2.0 * ncl + 64.0 * 56.0 * 56.0) * F;
     {
         let (a, b, c) = (acl.clone(), bb.clone(), cfg.clone());
-        v.push(Scenario { name: "add_cl_bcast_6M", bytes: bcl, inner: 1, run: Box::new(move || {
-            black_box(kernel::map2(&a, &b, &kernel::Add, &c)?);
-            Ok(())
-        }) });
+        v.push(Scenario {
+            name: "add_cl_bcast_6M",
+            bytes: bcl,
+            inner: 1,
+            run: Box::new(move || {
+                black_box(kernel::map2(&a, &b, &kernel::Add, &c)?);
+                Ok(())
+            }),
+        });
     }
     {
         let out = kernel::map2(&acl, &bb, &kernel::Add, &cfg)?; // channels-last output
         let c = cfg.clone();
-        v.push(Scenario { name: "add_cl_bcast_6M_out", bytes: bcl, inner: 1, run: Box::new(move || {
-            kernel::map2_out(&acl, &bb, &out, &kernel::Add, &c)
-        }) });
+        v.push(Scenario {
+            name: "add_cl_bcast_6M_out",
+            bytes: bcl,
+            inner: 1,
+            run: Box::new(move || kernel::map2_out(&acl, &bb, &out, &kernel::Add, &c)),
+        });
     }
 
     let t = tensor(&[4096, 4096], 5)?.transpose(0, 1)?;
     {
         let t = t.clone();
-        v.push(Scenario { name: "copy_transpose_16M", bytes: 2.0 * F * n16, inner: 1, run: Box::new(move || {
-            black_box(t.contiguous(MemoryFormat::Contiguous)?);
-            Ok(())
-        }) });
+        v.push(Scenario {
+            name: "copy_transpose_16M",
+            bytes: 2.0 * F * n16,
+            inner: 1,
+            run: Box::new(move || {
+                black_box(t.contiguous(MemoryFormat::Contiguous)?);
+                Ok(())
+            }),
+        });
     }
     {
         let out = Tensor::<f32>::zeros(&[4096, 4096])?;
         let c = cfg.clone();
-        v.push(Scenario { name: "copy_transpose_16M_out", bytes: 2.0 * F * n16, inner: 1, run: Box::new(move || {
-            kernel::copy_into(&out, &t, &c)
-        }) });
+        v.push(Scenario {
+            name: "copy_transpose_16M_out",
+            bytes: 2.0 * F * n16,
+            inner: 1,
+            run: Box::new(move || kernel::copy_into(&out, &t, &c)),
+        });
     }
 
     {
         let (x, bias, c) = (tensor(&[65536, 256], 6)?, tensor(&[256], 7)?, cfg.clone());
-        v.push(Scenario { name: "add_bias_16M", bytes: (2.0 * n16 + 256.0) * F, inner: 1, run: Box::new(move || {
-            black_box(kernel::map2(&x, &bias, &kernel::Add, &c)?);
-            Ok(())
-        }) });
+        v.push(Scenario {
+            name: "add_bias_16M",
+            bytes: (2.0 * n16 + 256.0) * F,
+            inner: 1,
+            run: Box::new(move || {
+                black_box(kernel::map2(&x, &bias, &kernel::Add, &c)?);
+                Ok(())
+            }),
+        });
     }
     {
         let x = tensor(&[8, 3, 224, 224], 8)?;
-        v.push(Scenario { name: "to_channels_last_1M", bytes: 2.0 * F * (8.0 * 3.0 * 224.0 * 224.0), inner: 1, run: Box::new(move || {
-            black_box(x.to(MemoryFormat::ChannelsLast)?);
-            Ok(())
-        }) });
+        v.push(Scenario {
+            name: "to_channels_last_1M",
+            bytes: 2.0 * F * (8.0 * 3.0 * 224.0 * 224.0),
+            inner: 1,
+            run: Box::new(move || {
+                black_box(x.to(MemoryFormat::ChannelsLast)?);
+                Ok(())
+            }),
+        });
     }
     {
         let (x, y) = (tensor(&[2, 3, 4, 5], 9)?, tensor(&[3, 4, 5], 10)?);
-        v.push(Scenario { name: "add_small_dispatch", bytes: 3.0 * F * 120.0, inner: 2000, run: Box::new(move || {
-            for _ in 0..2000 {
-                black_box(kernel::add(black_box(&x), black_box(&y))?);
-            }
-            Ok(())
-        }) });
+        v.push(Scenario {
+            name: "add_small_dispatch",
+            bytes: 3.0 * F * 120.0,
+            inner: 2000,
+            run: Box::new(move || {
+                for _ in 0..2000 {
+                    black_box(kernel::add(black_box(&x), black_box(&y))?);
+                }
+                Ok(())
+            }),
+        });
     }
     {
         let src = random(1 << 24, 11);
         let mut dst = vec![0f32; 1 << 24];
-        v.push(Scenario { name: "memcpy_64MiB", bytes: 2.0 * F * n16, inner: 1, run: Box::new(move || {
-            dst.copy_from_slice(black_box(&src));
-            black_box(&dst);
-            Ok(())
-        }) });
+        v.push(Scenario {
+            name: "memcpy_64MiB",
+            bytes: 2.0 * F * n16,
+            inner: 1,
+            run: Box::new(move || {
+                dst.copy_from_slice(black_box(&src));
+                black_box(&dst);
+                Ok(())
+            }),
+        });
     }
     Ok(v)
 }
@@ -186,19 +230,38 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => measure(&args)?,
     };
     if args.json {
-        let map: serde_json::Map<String, serde_json::Value> =
-            results.iter().map(|(n, t, _)| (n.to_string(), serde_json::json!(t))).collect();
+        let map: serde_json::Map<String, serde_json::Value> = results
+            .iter()
+            .map(|(n, t, _)| (n.to_string(), serde_json::json!(t)))
+            .collect();
         println!("{}", serde_json::json!({ "median_s": map }));
         return Ok(ExitCode::SUCCESS);
     }
-    let memcpy_gbs = results.iter().find(|r| r.0 == "memcpy_64MiB").map(|r| r.2 / r.1 / 1e9).unwrap_or(f64::NAN);
+    let memcpy_gbs = results
+        .iter()
+        .find(|r| r.0 == "memcpy_64MiB")
+        .map(|r| r.2 / r.1 / 1e9)
+        .unwrap_or(f64::NAN);
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
-    println!("symstride bench: f32, {threads} thread(s), median of {} runs", args.reps);
-    println!("{:<24} {:>12} {:>10} {:>12}", "scenario", "median", "GB/s", "vs memcpy");
+    println!(
+        "symstride bench: f32, {threads} thread(s), median of {} runs",
+        args.reps
+    );
+    println!(
+        "{:<24} {:>12} {:>10} {:>12}",
+        "scenario", "median", "GB/s", "vs memcpy"
+    );
     for (name, t, bytes) in &results {
         let gbs = bytes / t / 1e9;
-        let time = if *t < 1e-3 { format!("{:.2} us", t * 1e6) } else { format!("{:.3} ms", t * 1e3) };
-        println!("{name:<24} {time:>12} {gbs:>10.2} {:>11.2}x", gbs / memcpy_gbs);
+        let time = if *t < 1e-3 {
+            format!("{:.2} us", t * 1e6)
+        } else {
+            format!("{:.3} ms", t * 1e3)
+        };
+        println!(
+            "{name:<24} {time:>12} {gbs:>10.2} {:>11.2}x",
+            gbs / memcpy_gbs
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

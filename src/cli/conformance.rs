@@ -19,5 +19,7 @@ pub struct Args {
 
 /// Runs the subcommand.
 pub fn run(_args: Args) -> Result<ExitCode> {
-    Err(Error::invalid("`symstride conformance` is not implemented yet"))
+    Err(Error::invalid(
+        "`symstride conformance` is not implemented yet",
+    ))
 }

@@ -25,10 +25,14 @@ fn plan_for(ops: &[Layout<'_>]) -> Result<Plan<i64>> {
     build_plan(ops, 1)
 }
 
+/// `out` must have the broadcast shape of `out` and the inputs (inputs broadcast to it; an
+/// output is never resized or broadcast itself).
 fn check_out_shape(out: &[i64], inputs: &[Layout<'_>]) -> Result<()> {
-    let shape = broadcast_shapes(&inputs.iter().map(|l| l.sizes).collect::<Vec<_>>())?;
+    let mut shapes = vec![out];
+    shapes.extend(inputs.iter().map(|l| l.sizes));
+    let shape = broadcast_shapes(&shapes)?;
     if shape != out {
-        return Err(Error::layout("out", format!("sizes {out:?} do not match the broadcast shape {shape:?} of the inputs")));
+        return Err(Error::layout("out", format!("sizes {out:?} do not match the broadcast shape {shape:?} of out and the inputs")));
     }
     Ok(())
 }
@@ -41,7 +45,7 @@ pub fn map1<A: Element, O: Element, F: Map1<A, O>>(a: &Tensor<A>, f: &F, cfg: &E
     Ok(out)
 }
 
-/// `f(a)` into an existing `out` (whose sizes must be the broadcast shape).
+/// `f(a)` into an existing `out` (`a` broadcast to `out`'s sizes).
 pub fn map1_out<A: Element, O: Element, F: Map1<A, O>>(a: &Tensor<A>, out: &Tensor<O>, f: &F, cfg: &ExecConfig) -> Result<()> {
     check_out_shape(&out.sizes, &[layout_of(a)])?;
     let plan = plan_for(&[layout_of(out), layout_of(a)])?;
@@ -60,7 +64,7 @@ pub fn map2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
     Ok(out)
 }
 
-/// `f(a, b)` (broadcasting) into an existing `out`.
+/// `f(a, b)` (broadcasting, to `out`'s sizes) into an existing `out`.
 pub fn map2_out<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
     a: &Tensor<A>,
     b: &Tensor<B>,
@@ -86,7 +90,7 @@ pub fn map3<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B, C, O>>
     Ok(out)
 }
 
-/// `f(a, b, c)` (broadcasting) into an existing `out`.
+/// `f(a, b, c)` (broadcasting, to `out`'s sizes) into an existing `out`.
 pub fn map3_out<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B, C, O>>(
     a: &Tensor<A>,
     b: &Tensor<B>,

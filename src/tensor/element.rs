@@ -45,8 +45,9 @@ pub trait Element: sealed::Sealed + Copy + Send + Sync + PartialEq + Debug + Def
     /// Widens the value (exactly for every type here except `i64` → float casts later).
     fn to_scalar(self) -> Scalar;
     /// Narrows a widened value with PyTorch-like cast semantics: float → int truncates toward
-    /// zero (saturating at the type's range, NaN → 0), int → narrower int wraps, anything →
-    /// bool is `!= 0`, bool → number is 0 or 1.
+    /// zero into `i64` (saturating there, NaN → 0) and then wraps into narrower integer types
+    /// (what PyTorch does on x86-64: `300.0 → u8` is 44, `-1.0 → u8` is 255), int → narrower
+    /// int wraps, anything → bool is `!= 0`, bool → number is 0 or 1.
     fn from_scalar(s: Scalar) -> Self;
     /// Casts from another element type (see [`Element::from_scalar`]).
     #[inline(always)]
@@ -67,7 +68,7 @@ macro_rules! int_element {
             #[inline(always)]
             fn from_scalar(s: Scalar) -> Self {
                 match s {
-                    Scalar::Float(f) => f as $t,
+                    Scalar::Float(f) => f as i64 as $t,
                     Scalar::Int(i) => i as $t,
                     Scalar::Bool(b) => b as $t,
                 }
@@ -293,9 +294,9 @@ mod tests {
 
     #[test]
     fn float_maximum_propagates_nan() {
-        assert!(1.0f32.maximum(f32::NAN).is_nan());
-        assert!(f64::NAN.minimum(1.0).is_nan());
-        assert_eq!(3i32.maximum(-4), 3);
-        assert_eq!(i32::MIN.abs(), i32::MIN);
+        assert!(NumElement::maximum(1.0f32, f32::NAN).is_nan());
+        assert!(NumElement::minimum(f64::NAN, 1.0).is_nan());
+        assert_eq!(NumElement::maximum(3i32, -4), 3);
+        assert_eq!(NumElement::abs(i32::MIN), i32::MIN);
     }
 }
