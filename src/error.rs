@@ -90,11 +90,16 @@ pub enum Error {
 impl Error {
     /// Builds an [`Error::Invalid`].
     pub fn invalid(message: impl Into<String>) -> Self {
-        Error::Invalid { message: message.into() }
+        Error::Invalid {
+            message: message.into(),
+        }
     }
     /// Builds an [`Error::Parse`].
     pub fn parse(what: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Parse { what: what.into(), message: message.into() }
+        Error::Parse {
+            what: what.into(),
+            message: message.into(),
+        }
     }
     /// Builds an [`Error::Overflow`].
     pub fn overflow(what: impl Into<String>) -> Self {
@@ -102,11 +107,16 @@ impl Error {
     }
     /// Builds an [`Error::InvalidLayout`].
     pub fn layout(tensor: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::InvalidLayout { tensor: tensor.into(), message: message.into() }
+        Error::InvalidLayout {
+            tensor: tensor.into(),
+            message: message.into(),
+        }
     }
     /// Builds an [`Error::Symbol`].
     pub fn symbol(message: impl Into<String>) -> Self {
-        Error::Symbol { message: message.into() }
+        Error::Symbol {
+            message: message.into(),
+        }
     }
 }
 

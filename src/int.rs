@@ -177,7 +177,11 @@ mod tests {
     use super::*;
 
     fn generic_max_via_branch<I: Int>(a: &I, b: &I) -> Result<I> {
-        Ok(if a.sym_lt(b).guard(|| "test".into())? { b.clone() } else { a.clone() })
+        Ok(if a.sym_lt(b).guard(|| "test".into())? {
+            b.clone()
+        } else {
+            a.clone()
+        })
     }
 
     #[test]

@@ -26,7 +26,11 @@ pub(crate) fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
             if out[d] == 1 {
                 out[d] = v;
             } else if v != 1 && v != out[d] {
-                return Err(Error::Broadcast { size_a: out[d].to_string(), size_b: v.to_string(), dim: d });
+                return Err(Error::Broadcast {
+                    size_a: out[d].to_string(),
+                    size_b: v.to_string(),
+                    dim: d,
+                });
             }
         }
     }
@@ -37,7 +41,10 @@ pub(crate) fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
 fn broadcast_strides(op: &Layout<'_>, shape: &[i64], what: usize) -> Result<Vec<i64>> {
     let nd = shape.len();
     if op.sizes.len() > nd {
-        return Err(Error::layout(format!("operand {what}"), format!("{} dims exceed the {nd}-d iteration shape", op.sizes.len())));
+        return Err(Error::layout(
+            format!("operand {what}"),
+            format!("{} dims exceed the {nd}-d iteration shape", op.sizes.len()),
+        ));
     }
     let lead = nd - op.sizes.len();
     let mut st = vec![0i64; nd];
@@ -45,7 +52,11 @@ fn broadcast_strides(op: &Layout<'_>, shape: &[i64], what: usize) -> Result<Vec<
         if s == shape[lead + i] {
             st[lead + i] = if s == 1 { 0 } else { t };
         } else if s != 1 {
-            return Err(Error::Broadcast { size_a: s.to_string(), size_b: shape[lead + i].to_string(), dim: lead + i });
+            return Err(Error::Broadcast {
+                size_a: s.to_string(),
+                size_b: shape[lead + i].to_string(),
+                dim: lead + i,
+            });
         }
     }
     Ok(st)
@@ -90,7 +101,11 @@ pub(crate) fn compute_perm(shape: &[i64], strides: &[Vec<i64>]) -> Vec<usize> {
 
 /// Dense output strides for `shape` following the inputs' layout (TensorIterator's rule).
 pub(crate) fn output_strides(shape: &[i64], inputs: &[Layout<'_>]) -> Result<Vec<i64>> {
-    let strides = inputs.iter().enumerate().map(|(i, op)| broadcast_strides(op, shape, i)).collect::<Result<Vec<_>>>()?;
+    let strides = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, op)| broadcast_strides(op, shape, i))
+        .collect::<Result<Vec<_>>>()?;
     let perm = compute_perm(shape, &strides);
     Ok(crate::tensor::strides_in_order(shape, &perm))
 }
@@ -104,14 +119,27 @@ pub(crate) fn build_plan(ops: &[Layout<'_>], num_outputs: usize) -> Result<Plan<
     };
     for (i, o) in ops[..num_outputs].iter().enumerate() {
         if o.sizes != &shape[..] {
-            return Err(Error::layout(format!("output {i}"), format!("sizes {:?} differ from the iteration shape {shape:?}", o.sizes)));
+            return Err(Error::layout(
+                format!("output {i}"),
+                format!(
+                    "sizes {:?} differ from the iteration shape {shape:?}",
+                    o.sizes
+                ),
+            ));
         }
     }
-    let strides = ops.iter().enumerate().map(|(i, op)| broadcast_strides(op, &shape, i)).collect::<Result<Vec<_>>>()?;
+    let strides = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| broadcast_strides(op, &shape, i))
+        .collect::<Result<Vec<_>>>()?;
     let perm = compute_perm(&shape, &strides);
     // permuted, in elements
     let mut pshape: Vec<i64> = perm.iter().map(|&d| shape[d]).collect();
-    let mut pstr: Vec<Vec<i64>> = strides.iter().map(|st| perm.iter().map(|&d| st[d]).collect()).collect();
+    let mut pstr: Vec<Vec<i64>> = strides
+        .iter()
+        .map(|st| perm.iter().map(|&d| st[d]).collect())
+        .collect();
     // coalesce
     let nd = pshape.len();
     if nd > 1 {
@@ -119,7 +147,9 @@ pub(crate) fn build_plan(ops: &[Layout<'_>], num_outputs: usize) -> Result<Plan<
         for d in 1..nd {
             let can = pshape[prev] == 1
                 || pshape[d] == 1
-                || pstr.iter().all(|st| st[prev].checked_mul(pshape[prev]) == Some(st[d]));
+                || pstr
+                    .iter()
+                    .all(|st| st[prev].checked_mul(pshape[prev]) == Some(st[d]));
             if can {
                 if pshape[prev] == 1 {
                     for st in pstr.iter_mut() {
@@ -150,9 +180,17 @@ pub(crate) fn build_plan(ops: &[Layout<'_>], num_outputs: usize) -> Result<Plan<
             let es = op.element_size as i64;
             let stride_bytes = st
                 .iter()
-                .map(|&s| s.checked_mul(es).ok_or_else(|| Error::overflow(format!("byte stride of operand {i}"))))
+                .map(|&s| {
+                    s.checked_mul(es)
+                        .ok_or_else(|| Error::overflow(format!("byte stride of operand {i}")))
+                })
                 .collect::<Result<Vec<_>>>()?;
-            Ok(OperandPlan { stride_bytes, offset: op.offset, element_size: op.element_size, is_output: i < num_outputs })
+            Ok(OperandPlan {
+                stride_bytes,
+                offset: op.offset,
+                element_size: op.element_size,
+                is_output: i < num_outputs,
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Plan {
@@ -160,7 +198,10 @@ pub(crate) fn build_plan(ops: &[Layout<'_>], num_outputs: usize) -> Result<Plan<
         operands,
         num_outputs,
         broadcast_shape: shape,
-        output_strides: ops[..num_outputs].iter().map(|o| o.strides.to_vec()).collect(),
+        output_strides: ops[..num_outputs]
+            .iter()
+            .map(|o| o.strides.to_vec())
+            .collect(),
         perm,
     })
 }

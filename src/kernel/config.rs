@@ -18,7 +18,11 @@ pub struct ExecConfig {
 
 impl Default for ExecConfig {
     fn default() -> Self {
-        ExecConfig { grain_size: 32768, tile: 64, tasks_per_thread: 4 }
+        ExecConfig {
+            grain_size: 32768,
+            tile: 64,
+            tasks_per_thread: 4,
+        }
     }
 }
 

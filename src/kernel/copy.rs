@@ -31,7 +31,13 @@ impl<S: Element, O: Element> Map1<S, O> for Cast<S, O> {
         if TypeId::of::<S>() == TypeId::of::<O>() {
             // SAFETY: S and O are the same type; MaybeUninit<O> has O's layout; the slices do
             // not overlap (callers only use this body for non-aliasing operands).
-            unsafe { std::ptr::copy_nonoverlapping(a.as_ptr() as *const O, out.as_mut_ptr() as *mut O, a.len()) };
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    a.as_ptr() as *const O,
+                    out.as_mut_ptr() as *mut O,
+                    a.len(),
+                )
+            };
         } else {
             for (o, &x) in out.iter_mut().zip(a) {
                 o.write(O::cast_from(x));
@@ -46,7 +52,12 @@ impl<S: Element, O: Element> Map1<S, O> for Cast<S, O> {
 /// (it is contiguous along some other dimension: a transpose, NCHW↔NHWC), the copy runs in
 /// square tiles of `cfg.tile` elements so both sides touch whole cache lines; a row-by-row
 /// loop would read one element per cache line of the source and thrash the TLB.
-pub fn execute_copy<S: Element, O: Element>(plan: &Plan<i64>, out: &Storage<O>, src: &Storage<S>, cfg: &ExecConfig) -> Result<()> {
+pub fn execute_copy<S: Element, O: Element>(
+    plan: &Plan<i64>,
+    out: &Storage<O>,
+    src: &Storage<S>,
+    cfg: &ExecConfig,
+) -> Result<()> {
     let raws = [out.raw(), src.raw()];
     let mut p = prepare(plan, &raws, 1)?;
     let _g = borrow_all(&raws, 1)?;
@@ -108,9 +119,13 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
         run_units(0, units);
         return;
     }
-    let per_task = (cfg.grain_size / unit_elems).max(1).max(units.div_ceil(threads * cfg.tasks_per_thread));
+    let per_task = (cfg.grain_size / unit_elems)
+        .max(1)
+        .max(units.div_ceil(threads * cfg.tasks_per_thread));
     let tasks = units.div_ceil(per_task);
-    (0..tasks).into_par_iter().for_each(|k| run_units(k * per_task, ((k + 1) * per_task).min(units)));
+    (0..tasks)
+        .into_par_iter()
+        .for_each(|k| run_units(k * per_task, ((k + 1) * per_task).min(units)));
 }
 
 /// Copies one `w × rows` tile through a small buffer: the tile is read

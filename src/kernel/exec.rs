@@ -51,7 +51,11 @@ fn byte_range(shape: &[i64], strides: &[i64], start: i64, es: i64, k: usize) -> 
 /// are handled by taking the min and max over the strided extent), outputs free of internal
 /// overlap, and outputs that share a storage with another operand either disjoint from it or
 /// laid out identically (`Error::MemoryOverlap` otherwise).
-pub(crate) fn prepare<const N: usize>(plan: &Plan<i64>, ops: &[RawStorage<'_>; N], num_outputs: usize) -> Result<Prepared<N>> {
+pub(crate) fn prepare<const N: usize>(
+    plan: &Plan<i64>,
+    ops: &[RawStorage<'_>; N],
+    num_outputs: usize,
+) -> Result<Prepared<N>> {
     if plan.operands.len() != N || plan.num_outputs != num_outputs {
         return Err(Error::invalid(format!(
             "plan has {} operands ({} outputs) but the kernel takes {N} ({num_outputs} outputs)",
@@ -65,28 +69,51 @@ pub(crate) fn prepare<const N: usize>(plan: &Plan<i64>, ops: &[RawStorage<'_>; N
         if s < 0 {
             return Err(Error::layout("plan", format!("dim {d}: negative size {s}")));
         }
-        numel = numel.checked_mul(s).ok_or_else(|| Error::overflow("plan numel"))?;
+        numel = numel
+            .checked_mul(s)
+            .ok_or_else(|| Error::overflow("plan numel"))?;
     }
     let mut ranges = [(0i64, 0i64); N];
     for (k, (op, raw)) in plan.operands.iter().zip(ops).enumerate() {
         let what = || format!("plan operand {k}");
         if op.element_size != raw.element_size {
-            return Err(Error::layout(what(), format!("element size {} but the storage holds {}-byte elements", op.element_size, raw.element_size)));
+            return Err(Error::layout(
+                what(),
+                format!(
+                    "element size {} but the storage holds {}-byte elements",
+                    op.element_size, raw.element_size
+                ),
+            ));
         }
         if op.stride_bytes.len() != nd {
-            return Err(Error::layout(what(), format!("{} strides for {nd} dims", op.stride_bytes.len())));
+            return Err(Error::layout(
+                what(),
+                format!("{} strides for {nd} dims", op.stride_bytes.len()),
+            ));
         }
         let es = op.element_size as i64;
         if let Some(d) = op.stride_bytes.iter().position(|&s| s % es != 0) {
-            return Err(Error::layout(what(), format!("dim {d}: byte stride {} is not a multiple of the element size {es}", op.stride_bytes[d])));
+            return Err(Error::layout(
+                what(),
+                format!(
+                    "dim {d}: byte stride {} is not a multiple of the element size {es}",
+                    op.stride_bytes[d]
+                ),
+            ));
         }
         if op.offset < 0 {
-            return Err(Error::layout(what(), format!("negative offset {}", op.offset)));
+            return Err(Error::layout(
+                what(),
+                format!("negative offset {}", op.offset),
+            ));
         }
         if numel == 0 {
             continue;
         }
-        let start = op.offset.checked_mul(es).ok_or_else(|| Error::overflow(what()))?;
+        let start = op
+            .offset
+            .checked_mul(es)
+            .ok_or_else(|| Error::overflow(what()))?;
         let (lo, hi) = byte_range(&plan.shape, &op.stride_bytes, start, es, k)?;
         if lo < 0 || hi > raw.bytes as i64 {
             return Err(Error::layout(
@@ -114,7 +141,11 @@ pub(crate) fn prepare<const N: usize>(plan: &Plan<i64>, ops: &[RawStorage<'_>; N
                 let other = &plan.operands[j];
                 let identical = other.offset == op.offset
                     && other.element_size == op.element_size
-                    && plan.shape.iter().zip(other.stride_bytes.iter().zip(&op.stride_bytes)).all(|(&s, (a, b))| s == 1 || a == b);
+                    && plan
+                        .shape
+                        .iter()
+                        .zip(other.stride_bytes.iter().zip(&op.stride_bytes))
+                        .all(|(&s, (a, b))| s == 1 || a == b);
                 if !(disjoint || (identical && j >= num_outputs)) {
                     return Err(Error::MemoryOverlap {
                         message: format!("output {k} partially overlaps operand {j} in the same storage; unsupported operation (clone one of them first)"),
@@ -125,7 +156,9 @@ pub(crate) fn prepare<const N: usize>(plan: &Plan<i64>, ops: &[RawStorage<'_>; N
     }
     let numel = usize::try_from(numel).map_err(|_| Error::overflow("plan numel"))?;
     let mut shape: SmallVec<[usize; 8]> = plan.shape.iter().map(|&s| s as usize).collect();
-    let mut strides: SmallVec<[[isize; N]; 8]> = (0..nd).map(|d| std::array::from_fn(|k| plan.operands[k].stride_bytes[d] as isize)).collect();
+    let mut strides: SmallVec<[[isize; N]; 8]> = (0..nd)
+        .map(|d| std::array::from_fn(|k| plan.operands[k].stride_bytes[d] as isize))
+        .collect();
     if nd == 0 {
         shape.push(1);
         strides.push([0; N]);
@@ -135,10 +168,19 @@ pub(crate) fn prepare<const N: usize>(plan: &Plan<i64>, ops: &[RawStorage<'_>; N
             ops[k].ptr
         } else {
             // SAFETY: offset·element_size is inside the storage (checked above: lo ≤ start < hi ≤ bytes).
-            unsafe { ops[k].ptr.add((plan.operands[k].offset as usize) * plan.operands[k].element_size) }
+            unsafe {
+                ops[k]
+                    .ptr
+                    .add((plan.operands[k].offset as usize) * plan.operands[k].element_size)
+            }
         }
     });
-    Ok(Prepared { shape, strides, base, numel })
+    Ok(Prepared {
+        shape,
+        strides,
+        base,
+        numel,
+    })
 }
 
 impl<const N: usize> Prepared<N> {
@@ -175,7 +217,11 @@ impl<const N: usize> Prepared<N> {
         while pos < end {
             let left = end - pos;
             let n0 = (self.shape[0] - idx[0]).min(left);
-            let n1 = if nd > 1 && idx[0] == 0 && n0 == self.shape[0] { (self.shape[1] - idx[1]).min(left / self.shape[0]) } else { 1 };
+            let n1 = if nd > 1 && idx[0] == 0 && n0 == self.shape[0] {
+                (self.shape[1] - idx[1]).min(left / self.shape[0])
+            } else {
+                1
+            };
             let p = self.ptrs_at(&idx);
             for j in 0..n1 {
                 let pj: [*mut u8; N] = if j == 0 {
@@ -214,7 +260,9 @@ impl<const N: usize> Prepared<N> {
             self.run_range(0, n, inner);
             return;
         }
-        let tasks = (n / cfg.grain_size).min(threads * cfg.tasks_per_thread).max(1);
+        let tasks = (n / cfg.grain_size)
+            .min(threads * cfg.tasks_per_thread)
+            .max(1);
         let chunk = n.div_ceil(tasks);
         (0..tasks).into_par_iter().with_min_len(1).for_each(|t| {
             let b = t * chunk;

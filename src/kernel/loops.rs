@@ -68,7 +68,9 @@ impl<A: Element, B: Element, O: Element, F: Fn(A, B) -> O + Sync> Map2<A, B, O> 
         self(a, b)
     }
 }
-impl<A: Element, B: Element, C: Element, O: Element, F: Fn(A, B, C) -> O + Sync> Map3<A, B, C, O> for F {
+impl<A: Element, B: Element, C: Element, O: Element, F: Fn(A, B, C) -> O + Sync> Map3<A, B, C, O>
+    for F
+{
     #[inline(always)]
     fn call(&self, a: A, b: B, c: C) -> O {
         self(a, b, c)
@@ -153,13 +155,24 @@ macro_rules! with_src {
 // consecutive elements of the innermost dimension, so every `at(i)`/`put(i)` for `i < n` is an
 // in-bounds, aligned element (Prepared invariant).
 #[inline(always)]
-unsafe fn run1<A: Element, O: Element, F: Map1<A, O>>(f: &F, d: impl Dst<O>, a: impl Src<A>, n: usize) {
+unsafe fn run1<A: Element, O: Element, F: Map1<A, O>>(
+    f: &F,
+    d: impl Dst<O>,
+    a: impl Src<A>,
+    n: usize,
+) {
     for i in 0..n {
         d.put(i, f.call(a.at(i)));
     }
 }
 #[inline(always)]
-unsafe fn run2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(f: &F, d: impl Dst<O>, a: impl Src<A>, b: impl Src<B>, n: usize) {
+unsafe fn run2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
+    f: &F,
+    d: impl Dst<O>,
+    a: impl Src<A>,
+    b: impl Src<B>,
+    n: usize,
+) {
     for i in 0..n {
         d.put(i, f.call(a.at(i), b.at(i)));
     }
@@ -181,7 +194,12 @@ unsafe fn run3<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B, C, 
 /// Inner loop of a unary map. SAFETY: see `run1`; an output that shares memory with the
 /// input does so element-for-element (Prepared invariant), so `p[0] != p[1]` means disjoint.
 #[inline(always)]
-pub(crate) unsafe fn inner1<A: Element, O: Element, F: Map1<A, O>>(f: &F, p: &[*mut u8; 2], s: &[isize; 2], n: usize) {
+pub(crate) unsafe fn inner1<A: Element, O: Element, F: Map1<A, O>>(
+    f: &F,
+    p: &[*mut u8; 2],
+    s: &[isize; 2],
+    n: usize,
+) {
     let (eo, ea) = (size_of::<O>() as isize, size_of::<A>() as isize);
     if s[0] == eo {
         let d = ContigDst(p[0] as *mut O);
@@ -193,14 +211,28 @@ pub(crate) unsafe fn inner1<A: Element, O: Element, F: Map1<A, O>>(f: &F, p: &[*
         }
         with_src!(A, p[1], s[1], |a| run1(f, d, a, n))
     } else {
-        run1(f, Strided::<O>(p[0], s[0], PhantomData), Strided::<A>(p[1], s[1], PhantomData), n)
+        run1(
+            f,
+            Strided::<O>(p[0], s[0], PhantomData),
+            Strided::<A>(p[1], s[1], PhantomData),
+            n,
+        )
     }
 }
 
 /// Inner loop of a binary map (see [`inner1`]).
 #[inline(always)]
-pub(crate) unsafe fn inner2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(f: &F, p: &[*mut u8; 3], s: &[isize; 3], n: usize) {
-    let (eo, ea, eb) = (size_of::<O>() as isize, size_of::<A>() as isize, size_of::<B>() as isize);
+pub(crate) unsafe fn inner2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
+    f: &F,
+    p: &[*mut u8; 3],
+    s: &[isize; 3],
+    n: usize,
+) {
+    let (eo, ea, eb) = (
+        size_of::<O>() as isize,
+        size_of::<A>() as isize,
+        size_of::<B>() as isize,
+    );
     if s[0] == eo {
         if s[1] == ea && s[2] == eb && p[0] != p[1] && p[0] != p[2] {
             let out = std::slice::from_raw_parts_mut(p[0] as *mut MaybeUninit<O>, n);
@@ -210,10 +242,18 @@ pub(crate) unsafe fn inner2<A: Element, B: Element, O: Element, F: Map2<A, B, O>
             return;
         }
         let d = ContigDst(p[0] as *mut O);
-        with_src!(A, p[1], s[1], |a| with_src!(B, p[2], s[2], |b| run2(f, d, a, b, n)))
+        with_src!(A, p[1], s[1], |a| with_src!(B, p[2], s[2], |b| run2(
+            f, d, a, b, n
+        )))
     } else {
         let d = Strided::<O>(p[0], s[0], PhantomData);
-        run2(f, d, Strided::<A>(p[1], s[1], PhantomData), Strided::<B>(p[2], s[2], PhantomData), n)
+        run2(
+            f,
+            d,
+            Strided::<A>(p[1], s[1], PhantomData),
+            Strided::<B>(p[2], s[2], PhantomData),
+            n,
+        )
     }
 }
 
@@ -225,9 +265,21 @@ pub(crate) unsafe fn inner3<A: Element, B: Element, C: Element, O: Element, F: M
     s: &[isize; 4],
     n: usize,
 ) {
-    let e = [size_of::<O>(), size_of::<A>(), size_of::<B>(), size_of::<C>()].map(|x| x as isize);
+    let e = [
+        size_of::<O>(),
+        size_of::<A>(),
+        size_of::<B>(),
+        size_of::<C>(),
+    ]
+    .map(|x| x as isize);
     if s[0] == e[0] {
-        if s[1] == e[1] && s[2] == e[2] && s[3] == e[3] && p[0] != p[1] && p[0] != p[2] && p[0] != p[3] {
+        if s[1] == e[1]
+            && s[2] == e[2]
+            && s[3] == e[3]
+            && p[0] != p[1]
+            && p[0] != p[2]
+            && p[0] != p[3]
+        {
             let out = std::slice::from_raw_parts_mut(p[0] as *mut MaybeUninit<O>, n);
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             let b = std::slice::from_raw_parts(p[2] as *const B, n);
@@ -236,17 +288,36 @@ pub(crate) unsafe fn inner3<A: Element, B: Element, C: Element, O: Element, F: M
             return;
         }
         let d = ContigDst(p[0] as *mut O);
-        with_src!(A, p[1], s[1], |a| with_src!(B, p[2], s[2], |b| with_src!(C, p[3], s[3], |c| run3(f, d, a, b, c, n))))
+        with_src!(A, p[1], s[1], |a| with_src!(B, p[2], s[2], |b| with_src!(
+            C,
+            p[3],
+            s[3],
+            |c| run3(f, d, a, b, c, n)
+        )))
     } else {
         let d = Strided::<O>(p[0], s[0], PhantomData);
-        run3(f, d, Strided::<A>(p[1], s[1], PhantomData), Strided::<B>(p[2], s[2], PhantomData), Strided::<C>(p[3], s[3], PhantomData), n)
+        run3(
+            f,
+            d,
+            Strided::<A>(p[1], s[1], PhantomData),
+            Strided::<B>(p[2], s[2], PhantomData),
+            Strided::<C>(p[3], s[3], PhantomData),
+            n,
+        )
     }
 }
 
-pub(crate) fn run_prepared1<A: Element, O: Element, F: Map1<A, O>>(p: &Prepared<2>, f: &F, cfg: &ExecConfig) {
+pub(crate) fn run_prepared1<A: Element, O: Element, F: Map1<A, O>>(
+    p: &Prepared<2>,
+    f: &F,
+    cfg: &ExecConfig,
+) {
     // SAFETY: `p` is a validated plan (Prepared invariant) and the storages are borrowed
     // (outputs exclusively) by the caller for the whole call.
-    p.run(cfg, &|ptr: &[*mut u8; 2], s: &[isize; 2], n: usize| unsafe { inner1(f, ptr, s, n) });
+    p.run(
+        cfg,
+        &|ptr: &[*mut u8; 2], s: &[isize; 2], n: usize| unsafe { inner1(f, ptr, s, n) },
+    );
 }
 
 /// Executes a unary element function over a plan: `out[i] = f(a[i])`.
@@ -281,7 +352,10 @@ pub fn execute_map2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
     let p = prepare(plan, &raws, 1)?;
     let _g = borrow_all(&raws, 1)?;
     // SAFETY: as in `run_prepared1`.
-    p.run(cfg, &|ptr: &[*mut u8; 3], s: &[isize; 3], n: usize| unsafe { inner2(f, ptr, s, n) });
+    p.run(
+        cfg,
+        &|ptr: &[*mut u8; 3], s: &[isize; 3], n: usize| unsafe { inner2(f, ptr, s, n) },
+    );
     Ok(())
 }
 
@@ -300,6 +374,9 @@ pub fn execute_map3<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B
     let p = prepare(plan, &raws, 1)?;
     let _g = borrow_all(&raws, 1)?;
     // SAFETY: as in `run_prepared1`.
-    p.run(cfg, &|ptr: &[*mut u8; 4], s: &[isize; 4], n: usize| unsafe { inner3(f, ptr, s, n) });
+    p.run(
+        cfg,
+        &|ptr: &[*mut u8; 4], s: &[isize; 4], n: usize| unsafe { inner3(f, ptr, s, n) },
+    );
     Ok(())
 }

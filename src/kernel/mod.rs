@@ -51,18 +51,28 @@ pub use config::ExecConfig;
 pub use copy::{execute_copy, Cast};
 pub use loops::{execute_map1, execute_map2, execute_map3, Map1, Map2, Map3};
 pub use ops::{
-    abs, add, add_out, addcmul, copy_into, div, div_out, exp, map1, map1_out, map2, map2_out, map3, map3_out, maximum,
-    maximum_out, minimum, minimum_out, mul, mul_out, neg, relu, sub, sub_out, where_, Abs, Add, Addcmul, Div, Exp,
-    Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt, Sub, Tanh, Where,
+    abs, add, add_out, addcmul, copy_into, div, div_out, exp, map1, map1_out, map2, map2_out, map3,
+    map3_out, maximum, maximum_out, minimum, minimum_out, mul, mul_out, neg, relu, sub, sub_out,
+    where_, Abs, Add, Addcmul, Div, Exp, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt, Sub,
+    Tanh, Where,
 };
 
 /// Builds a plan for concrete operands `ops[0]` (the output, defining the shape) and inputs
 /// (broadcast to it), given as `(sizes, strides in elements, offset, element size)`.
 ///
 /// TEMPORARY: replaced by the `iter` module's build once it lands.
-pub fn plan_for_layouts(ops: &[(&[i64], &[i64], i64, usize)]) -> crate::Result<crate::iter::Plan<i64>> {
-    let ls: Vec<build::Layout<'_>> =
-        ops.iter().map(|&(sizes, strides, offset, element_size)| build::Layout { sizes, strides, offset, element_size }).collect();
+pub fn plan_for_layouts(
+    ops: &[(&[i64], &[i64], i64, usize)],
+) -> crate::Result<crate::iter::Plan<i64>> {
+    let ls: Vec<build::Layout<'_>> = ops
+        .iter()
+        .map(|&(sizes, strides, offset, element_size)| build::Layout {
+            sizes,
+            strides,
+            offset,
+            element_size,
+        })
+        .collect();
     if ls.is_empty() {
         return Err(crate::Error::invalid("plan_for_layouts: no operands"));
     }

@@ -10,7 +10,12 @@ use crate::{Error, Result};
 use std::mem::size_of;
 
 fn layout_of<T: Element>(t: &Tensor<T>) -> Layout<'_> {
-    Layout { sizes: &t.sizes, strides: &t.strides, offset: t.offset, element_size: size_of::<T>() }
+    Layout {
+        sizes: &t.sizes,
+        strides: &t.strides,
+        offset: t.offset,
+        element_size: size_of::<T>(),
+    }
 }
 
 /// Allocates the output of an elementwise op over `inputs` (TensorIterator's layout rule:
@@ -32,13 +37,22 @@ fn check_out_shape(out: &[i64], inputs: &[Layout<'_>]) -> Result<()> {
     shapes.extend(inputs.iter().map(|l| l.sizes));
     let shape = broadcast_shapes(&shapes)?;
     if shape != out {
-        return Err(Error::layout("out", format!("sizes {out:?} do not match the broadcast shape {shape:?} of out and the inputs")));
+        return Err(Error::layout(
+            "out",
+            format!(
+                "sizes {out:?} do not match the broadcast shape {shape:?} of out and the inputs"
+            ),
+        ));
     }
     Ok(())
 }
 
 /// `f(a)` into a new tensor.
-pub fn map1<A: Element, O: Element, F: Map1<A, O>>(a: &Tensor<A>, f: &F, cfg: &ExecConfig) -> Result<Tensor<O>> {
+pub fn map1<A: Element, O: Element, F: Map1<A, O>>(
+    a: &Tensor<A>,
+    f: &F,
+    cfg: &ExecConfig,
+) -> Result<Tensor<O>> {
     let ins = [layout_of(a)];
     let out = alloc_output::<O>(&ins)?;
     map1_out(a, &out, f, cfg)?;
@@ -46,7 +60,12 @@ pub fn map1<A: Element, O: Element, F: Map1<A, O>>(a: &Tensor<A>, f: &F, cfg: &E
 }
 
 /// `f(a)` into an existing `out` (`a` broadcast to `out`'s sizes).
-pub fn map1_out<A: Element, O: Element, F: Map1<A, O>>(a: &Tensor<A>, out: &Tensor<O>, f: &F, cfg: &ExecConfig) -> Result<()> {
+pub fn map1_out<A: Element, O: Element, F: Map1<A, O>>(
+    a: &Tensor<A>,
+    out: &Tensor<O>,
+    f: &F,
+    cfg: &ExecConfig,
+) -> Result<()> {
     check_out_shape(&out.sizes, &[layout_of(a)])?;
     let plan = plan_for(&[layout_of(out), layout_of(a)])?;
     execute_map1(&plan, &out.storage, &a.storage, f, cfg)
@@ -101,11 +120,23 @@ pub fn map3_out<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B, C,
 ) -> Result<()> {
     check_out_shape(&out.sizes, &[layout_of(a), layout_of(b), layout_of(c)])?;
     let plan = plan_for(&[layout_of(out), layout_of(a), layout_of(b), layout_of(c)])?;
-    execute_map3(&plan, &out.storage, &a.storage, &b.storage, &c.storage, f, cfg)
+    execute_map3(
+        &plan,
+        &out.storage,
+        &a.storage,
+        &b.storage,
+        &c.storage,
+        f,
+        cfg,
+    )
 }
 
 /// Copies `src` into `dst`, broadcasting `src` to `dst`'s sizes and casting the dtype.
-pub fn copy_into<S: Element, O: Element>(dst: &Tensor<O>, src: &Tensor<S>, cfg: &ExecConfig) -> Result<()> {
+pub fn copy_into<S: Element, O: Element>(
+    dst: &Tensor<O>,
+    src: &Tensor<S>,
+    cfg: &ExecConfig,
+) -> Result<()> {
     let plan = plan_for(&[layout_of(dst), layout_of(src)])?;
     execute_copy(&plan, &dst.storage, &src.storage, cfg)
 }
@@ -225,7 +256,12 @@ pub fn where_<T: Element>(cond: &Tensor<bool>, a: &Tensor<T>, b: &Tensor<T>) -> 
 }
 
 /// `x + value * t1 * t2` with broadcasting.
-pub fn addcmul<T: NumElement>(x: &Tensor<T>, t1: &Tensor<T>, t2: &Tensor<T>, value: T) -> Result<Tensor<T>> {
+pub fn addcmul<T: NumElement>(
+    x: &Tensor<T>,
+    t1: &Tensor<T>,
+    t2: &Tensor<T>,
+    value: T,
+) -> Result<Tensor<T>> {
     map3(x, t1, t2, &Addcmul(value), &ExecConfig::default())
 }
 

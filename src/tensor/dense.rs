@@ -26,7 +26,12 @@ pub struct Tensor<T: Element> {
 
 impl<T: Element> Clone for Tensor<T> {
     fn clone(&self) -> Self {
-        Tensor { storage: self.storage.clone(), sizes: self.sizes.clone(), strides: self.strides.clone(), offset: self.offset }
+        Tensor {
+            storage: self.storage.clone(),
+            sizes: self.sizes.clone(),
+            strides: self.strides.clone(),
+            offset: self.offset,
+        }
     }
 }
 
@@ -46,12 +51,24 @@ impl<T: Element> std::fmt::Debug for Tensor<T> {
 
 /// Validates a layout against a storage length: non-negative sizes/strides/offset, checked
 /// i64 arithmetic, and `offset + Σ(size-1)·stride < len` when the view is non-empty.
-pub(crate) fn check_layout(sizes: &[i64], strides: &[i64], offset: i64, storage_len: usize, what: &str) -> Result<()> {
+pub(crate) fn check_layout(
+    sizes: &[i64],
+    strides: &[i64],
+    offset: i64,
+    storage_len: usize,
+    what: &str,
+) -> Result<()> {
     if sizes.len() != strides.len() {
-        return Err(Error::layout(what, format!("{} sizes but {} strides", sizes.len(), strides.len())));
+        return Err(Error::layout(
+            what,
+            format!("{} sizes but {} strides", sizes.len(), strides.len()),
+        ));
     }
     if offset < 0 {
-        return Err(Error::layout(what, format!("negative storage offset {offset}")));
+        return Err(Error::layout(
+            what,
+            format!("negative storage offset {offset}"),
+        ));
     }
     let mut numel: i64 = 1;
     let mut max = offset;
@@ -60,9 +77,14 @@ pub(crate) fn check_layout(sizes: &[i64], strides: &[i64], offset: i64, storage_
             return Err(Error::layout(what, format!("dim {d}: negative size {s}")));
         }
         if st < 0 {
-            return Err(Error::layout(what, format!("dim {d}: negative stride {st} (negative strides are not supported)")));
+            return Err(Error::layout(
+                what,
+                format!("dim {d}: negative stride {st} (negative strides are not supported)"),
+            ));
         }
-        numel = numel.checked_mul(s).ok_or_else(|| Error::overflow(format!("numel of {what} at dim {d}")))?;
+        numel = numel
+            .checked_mul(s)
+            .ok_or_else(|| Error::overflow(format!("numel of {what} at dim {d}")))?;
         if s > 0 {
             max = (s - 1)
                 .checked_mul(st)
@@ -83,7 +105,9 @@ pub(crate) fn check_layout(sizes: &[i64], strides: &[i64], offset: i64, storage_
 
 fn check_dim(dim: usize, ndim: usize, op: &str) -> Result<()> {
     if dim >= ndim {
-        return Err(Error::invalid(format!("{op}: dimension {dim} out of range for a {ndim}-d tensor")));
+        return Err(Error::invalid(format!(
+            "{op}: dimension {dim} out of range for a {ndim}-d tensor"
+        )));
     }
     Ok(())
 }
@@ -96,15 +120,31 @@ impl<T: Element> Tensor<T> {
         let n = data.len();
         let t = Tensor::from_storage(Storage::from_vec(data), sizes, &strides, 0)?;
         if t.numel() as usize != n {
-            return Err(Error::layout("from_vec", format!("sizes {sizes:?} hold {} elements but {n} were given", t.numel())));
+            return Err(Error::layout(
+                "from_vec",
+                format!(
+                    "sizes {sizes:?} hold {} elements but {n} were given",
+                    t.numel()
+                ),
+            ));
         }
         Ok(t)
     }
 
     /// A view of `storage` with the given layout (validated).
-    pub fn from_storage(storage: Storage<T>, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Self> {
+    pub fn from_storage(
+        storage: Storage<T>,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: i64,
+    ) -> Result<Self> {
         check_layout(sizes, strides, offset, storage.len(), "as_strided")?;
-        Ok(Tensor { storage, sizes: sizes.into(), strides: strides.into(), offset })
+        Ok(Tensor {
+            storage,
+            sizes: sizes.into(),
+            strides: strides.into(),
+            offset,
+        })
     }
 
     /// A tensor of `sizes` in `format` filled with `value`.
@@ -174,12 +214,22 @@ impl<T: Element> Tensor<T> {
     /// The element at a multi-index.
     pub fn get(&self, index: &[i64]) -> Result<T> {
         if index.len() != self.dim() {
-            return Err(Error::invalid(format!("get: {} indices for a {}-d tensor", index.len(), self.dim())));
+            return Err(Error::invalid(format!(
+                "get: {} indices for a {}-d tensor",
+                index.len(),
+                self.dim()
+            )));
         }
         let mut off = self.offset;
-        for (d, (&i, (&s, &st))) in index.iter().zip(self.sizes.iter().zip(&self.strides)).enumerate() {
+        for (d, (&i, (&s, &st))) in index
+            .iter()
+            .zip(self.sizes.iter().zip(&self.strides))
+            .enumerate()
+        {
             if i < 0 || i >= s {
-                return Err(Error::invalid(format!("get: index {i} out of range for dim {d} of size {s}")));
+                return Err(Error::invalid(format!(
+                    "get: index {i} out of range for dim {d} of size {s}"
+                )));
             }
             off += i * st; // in bounds by the layout invariant
         }
@@ -220,7 +270,12 @@ impl<T: Element> Tensor<T> {
 
     fn view(&self, sizes: Dims, strides: Dims, offset: i64, what: &str) -> Result<Self> {
         check_layout(&sizes, &strides, offset, self.storage.len(), what)?;
-        Ok(Tensor { storage: self.storage.clone(), sizes, strides, offset })
+        Ok(Tensor {
+            storage: self.storage.clone(),
+            sizes,
+            strides,
+            offset,
+        })
     }
 
     /// `as_strided(sizes, strides, offset)`: any validated view of the same storage.
@@ -232,8 +287,14 @@ impl<T: Element> Tensor<T> {
     pub fn permute(&self, perm: &[usize]) -> Result<Self> {
         let n = self.dim();
         let mut seen = vec![false; n];
-        if perm.len() != n || perm.iter().any(|&p| p >= n || std::mem::replace(&mut seen[p], true)) {
-            return Err(Error::invalid(format!("permute: {perm:?} is not a permutation of {n} dims")));
+        if perm.len() != n
+            || perm
+                .iter()
+                .any(|&p| p >= n || std::mem::replace(&mut seen[p], true))
+        {
+            return Err(Error::invalid(format!(
+                "permute: {perm:?} is not a permutation of {n} dims"
+            )));
         }
         let sizes = perm.iter().map(|&p| self.sizes[p]).collect();
         let strides = perm.iter().map(|&p| self.strides[p]).collect();
@@ -254,17 +315,36 @@ impl<T: Element> Tensor<T> {
     pub fn slice(&self, dim: usize, start: i64, end: i64, step: i64) -> Result<Self> {
         check_dim(dim, self.dim(), "slice")?;
         if step <= 0 {
-            return Err(Error::invalid(format!("slice: step must be positive, got {step}")));
+            return Err(Error::invalid(format!(
+                "slice: step must be positive, got {step}"
+            )));
         }
         let size = self.sizes[dim];
-        let clamp = |i: i64| if i < 0 { (i + size).max(0) } else { i.min(size) };
+        let clamp = |i: i64| {
+            if i < 0 {
+                (i + size).max(0)
+            } else {
+                i.min(size)
+            }
+        };
         let (start, end) = (clamp(start), clamp(end));
-        let len = if end > start { (end - start + step - 1) / step } else { 0 };
+        let len = if end > start {
+            (end - start + step - 1) / step
+        } else {
+            0
+        };
         let mut sizes = self.sizes.clone();
         let mut strides = self.strides.clone();
         sizes[dim] = len;
-        strides[dim] = self.strides[dim].checked_mul(step).ok_or_else(|| Error::overflow("slice stride"))?;
-        let offset = self.offset + if len > 0 { start * self.strides[dim] } else { 0 };
+        strides[dim] = self.strides[dim]
+            .checked_mul(step)
+            .ok_or_else(|| Error::overflow("slice stride"))?;
+        let offset = self.offset
+            + if len > 0 {
+                start * self.strides[dim]
+            } else {
+                0
+            };
         self.view(sizes, strides, offset, "slice")
     }
 
@@ -273,7 +353,9 @@ impl<T: Element> Tensor<T> {
         check_dim(dim, self.dim(), "narrow")?;
         let size = self.sizes[dim];
         if start < 0 || length < 0 || start.checked_add(length).map_or(true, |e| e > size) {
-            return Err(Error::invalid(format!("narrow: [{start}, {start}+{length}) out of range for dim {dim} of size {size}")));
+            return Err(Error::invalid(format!(
+                "narrow: [{start}, {start}+{length}) out of range for dim {dim} of size {size}"
+            )));
         }
         self.slice(dim, start, start + length, 1)
     }
@@ -284,7 +366,9 @@ impl<T: Element> Tensor<T> {
         let size = self.sizes[dim];
         let i = if index < 0 { index + size } else { index };
         if i < 0 || i >= size {
-            return Err(Error::invalid(format!("select: index {index} out of range for dim {dim} of size {size}")));
+            return Err(Error::invalid(format!(
+                "select: index {index} out of range for dim {dim} of size {size}"
+            )));
         }
         let mut sizes = self.sizes.clone();
         let mut strides = self.strides.clone();
@@ -296,9 +380,16 @@ impl<T: Element> Tensor<T> {
     /// Inserts a size-1 dimension at `dim` (`0..=ndim`).
     pub fn unsqueeze(&self, dim: usize) -> Result<Self> {
         if dim > self.dim() {
-            return Err(Error::invalid(format!("unsqueeze: dimension {dim} out of range for a {}-d tensor", self.dim())));
+            return Err(Error::invalid(format!(
+                "unsqueeze: dimension {dim} out of range for a {}-d tensor",
+                self.dim()
+            )));
         }
-        let st = if dim < self.dim() { self.sizes[dim] * self.strides[dim] } else { 1 };
+        let st = if dim < self.dim() {
+            self.sizes[dim] * self.strides[dim]
+        } else {
+            1
+        };
         let mut t = self.clone();
         t.sizes.insert(dim, 1);
         t.strides.insert(dim, st.max(1));
@@ -310,7 +401,9 @@ impl<T: Element> Tensor<T> {
         let n = sizes.len();
         let nd = self.dim();
         if n < nd {
-            return Err(Error::invalid(format!("expand: {n} sizes for a {nd}-d tensor")));
+            return Err(Error::invalid(format!(
+                "expand: {n} sizes for a {nd}-d tensor"
+            )));
         }
         let mut out_sizes = Dims::new();
         let mut out_strides = Dims::new();
@@ -322,7 +415,9 @@ impl<T: Element> Tensor<T> {
             };
             let target = if s == -1 && src.is_some() { ss } else { s };
             if target < 0 {
-                return Err(Error::invalid(format!("expand: invalid size {s} at dim {i}")));
+                return Err(Error::invalid(format!(
+                    "expand: invalid size {s} at dim {i}"
+                )));
             }
             if ss == target {
                 out_sizes.push(ss);
@@ -331,7 +426,11 @@ impl<T: Element> Tensor<T> {
                 out_sizes.push(target);
                 out_strides.push(0);
             } else {
-                return Err(Error::Broadcast { size_a: ss.to_string(), size_b: target.to_string(), dim: i });
+                return Err(Error::Broadcast {
+                    size_a: ss.to_string(),
+                    size_b: target.to_string(),
+                    dim: i,
+                });
             }
         }
         self.view(out_sizes, out_strides, self.offset, "expand")
@@ -343,7 +442,10 @@ pub(crate) fn numel_of(sizes: &[i64]) -> Result<usize> {
     let mut n: i64 = 1;
     for (d, &s) in sizes.iter().enumerate() {
         if s < 0 {
-            return Err(Error::layout("new tensor", format!("dim {d}: negative size {s}")));
+            return Err(Error::layout(
+                "new tensor",
+                format!("dim {d}: negative size {s}"),
+            ));
         }
         n = n.checked_mul(s).ok_or_else(|| Error::overflow("numel"))?;
     }
@@ -352,9 +454,17 @@ pub(crate) fn numel_of(sizes: &[i64]) -> Result<usize> {
 
 /// Dense strides of `sizes` in `format` (Preserve means contiguous here).
 pub(crate) fn dense_strides(sizes: &[i64], format: MemoryFormat) -> Result<Vec<i64>> {
-    let f = if format == MemoryFormat::Preserve { MemoryFormat::Contiguous } else { format };
-    let order = format::format_order(f, sizes.len())
-        .ok_or_else(|| Error::invalid(format!("memory format {format:?} needs a different rank than {}", sizes.len())))?;
+    let f = if format == MemoryFormat::Preserve {
+        MemoryFormat::Contiguous
+    } else {
+        format
+    };
+    let order = format::format_order(f, sizes.len()).ok_or_else(|| {
+        Error::invalid(format!(
+            "memory format {format:?} needs a different rank than {}",
+            sizes.len()
+        ))
+    })?;
     numel_of(sizes)?;
     Ok(format::strides_for_order(sizes, &order))
 }
@@ -374,10 +484,24 @@ mod tests {
         assert_eq!(p.sizes(), &[4, 2, 3]);
         assert_eq!(p.get(&[3, 1, 2]).unwrap(), t.get(&[1, 2, 3]).unwrap());
         let s = t.slice(2, 1, 4, 2).unwrap();
-        assert_eq!(s.to_vec().unwrap(), vec![1., 3., 5., 7., 9., 11., 13., 15., 17., 19., 21., 23.]);
+        assert_eq!(
+            s.to_vec().unwrap(),
+            vec![1., 3., 5., 7., 9., 11., 13., 15., 17., 19., 21., 23.]
+        );
         let sel = t.select(1, -1).unwrap();
-        assert_eq!(sel.to_vec().unwrap(), vec![8., 9., 10., 11., 20., 21., 22., 23.]);
-        let e = t.select(0, 0).unwrap().select(0, 0).unwrap().unsqueeze(0).unwrap().expand(&[3, 4]).unwrap();
+        assert_eq!(
+            sel.to_vec().unwrap(),
+            vec![8., 9., 10., 11., 20., 21., 22., 23.]
+        );
+        let e = t
+            .select(0, 0)
+            .unwrap()
+            .select(0, 0)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap()
+            .expand(&[3, 4])
+            .unwrap();
         assert_eq!(e.strides(), &[0, 1]);
         assert_eq!(e.to_vec().unwrap()[4..8], [0., 1., 2., 3.]);
     }

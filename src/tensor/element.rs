@@ -39,7 +39,9 @@ mod sealed {
 ///
 /// Sealed: the kernels move elements with raw pointer reads and writes and rely on every
 /// implementor being `Copy`, without drop glue, and with `size_of::<T>()` a power of two.
-pub trait Element: sealed::Sealed + Copy + Send + Sync + PartialEq + Debug + Default + 'static {
+pub trait Element:
+    sealed::Sealed + Copy + Send + Sync + PartialEq + Debug + Default + 'static
+{
     /// Runtime tag.
     const DTYPE: DType;
     /// Widens the value (exactly for every type here except `i64` → float casts later).
@@ -187,11 +189,19 @@ macro_rules! int_num {
             }
             #[inline(always)]
             fn maximum(self, b: Self) -> Self {
-                if self > b { self } else { b }
+                if self > b {
+                    self
+                } else {
+                    b
+                }
             }
             #[inline(always)]
             fn minimum(self, b: Self) -> Self {
-                if self < b { self } else { b }
+                if self < b {
+                    self
+                } else {
+                    b
+                }
             }
         }
     };

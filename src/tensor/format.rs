@@ -39,7 +39,9 @@ pub(crate) fn strides_for_order(sizes: &[i64], order: &[usize]) -> Vec<i64> {
 /// PyTorch's `is_contiguous(memory_format)`: size-1 dimensions' strides are ignored, an empty
 /// tensor is contiguous.
 pub(crate) fn is_contiguous_as(sizes: &[i64], strides: &[i64], format: MemoryFormat) -> bool {
-    let Some(order) = format_order(format, sizes.len()) else { return false };
+    let Some(order) = format_order(format, sizes.len()) else {
+        return false;
+    };
     if sizes.iter().any(|&s| s == 0) {
         return true;
     }
@@ -94,8 +96,12 @@ pub(crate) fn is_non_overlapping(sizes: &[i64], strides: &[i64]) -> bool {
     if sizes.iter().any(|&s| s == 0) {
         return true;
     }
-    let mut dims: Vec<(i64, i64)> =
-        sizes.iter().zip(strides).filter(|(&s, _)| s > 1).map(|(&s, &st)| (st.unsigned_abs() as i64, s)).collect();
+    let mut dims: Vec<(i64, i64)> = sizes
+        .iter()
+        .zip(strides)
+        .filter(|(&s, _)| s > 1)
+        .map(|(&s, &st)| (st.unsigned_abs() as i64, s))
+        .collect();
     dims.sort_unstable();
     let mut extent: i64 = 0; // max offset reachable by the dims so far
     for (stride, size) in dims {
@@ -149,7 +155,9 @@ pub(crate) fn preserve_strides(sizes: &[i64], strides: &[i64]) -> Vec<i64> {
         let mut j = i;
         while j > 0 {
             let (a, b) = (perm[j - 1], perm[j]);
-            let swap = strides[a] != 0 && strides[b] != 0 && (strides[a] > strides[b] || (strides[a] == strides[b] && sizes[a] > sizes[b]));
+            let swap = strides[a] != 0
+                && strides[b] != 0
+                && (strides[a] > strides[b] || (strides[a] == strides[b] && sizes[a] > sizes[b]));
             if !swap {
                 break;
             }
@@ -173,8 +181,15 @@ mod tests {
         assert!(!is_contiguous_as(&s, &cl, MemoryFormat::Contiguous));
         assert_eq!(suggest_memory_format(&s, &cl), MemoryFormat::ChannelsLast);
         // ambiguous (2,1,4,4) contiguous: suggests contiguous
-        assert_eq!(suggest_memory_format(&[2, 1, 4, 4], &[16, 16, 4, 1]), MemoryFormat::Contiguous);
-        assert!(is_contiguous_as(&[2, 1, 4, 4], &[16, 16, 4, 1], MemoryFormat::ChannelsLast));
+        assert_eq!(
+            suggest_memory_format(&[2, 1, 4, 4], &[16, 16, 4, 1]),
+            MemoryFormat::Contiguous
+        );
+        assert!(is_contiguous_as(
+            &[2, 1, 4, 4],
+            &[16, 16, 4, 1],
+            MemoryFormat::ChannelsLast
+        ));
     }
 
     #[test]

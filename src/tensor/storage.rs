@@ -96,7 +96,13 @@ impl<T: Element> Storage<T> {
     }
 
     fn wrap(ptr: NonNull<T>, len: usize, alloc: Alloc) -> Self {
-        Storage(Arc::new(StorageInner { ptr, len, alloc, borrow: AtomicIsize::new(0), _own: PhantomData }))
+        Storage(Arc::new(StorageInner {
+            ptr,
+            len,
+            alloc,
+            borrow: AtomicIsize::new(0),
+            _own: PhantomData,
+        }))
     }
 
     /// A storage of `len` elements all equal to `value`.
@@ -144,7 +150,10 @@ impl<T: Element> Storage<T> {
 
     /// True if both handles refer to the same block.
     pub fn same(&self, other: &Storage<impl Element>) -> bool {
-        std::ptr::eq(Arc::as_ptr(&self.0) as *const u8, Arc::as_ptr(&other.0) as *const u8)
+        std::ptr::eq(
+            Arc::as_ptr(&self.0) as *const u8,
+            Arc::as_ptr(&other.0) as *const u8,
+        )
     }
 
     /// An identity usable to group operands by storage.
@@ -192,7 +201,9 @@ impl<'a> RawStorage<'a> {
         loop {
             if cur < 0 {
                 return Err(Error::MemoryOverlap {
-                    message: "storage is being written by another operation; cannot read it concurrently".into(),
+                    message:
+                        "storage is being written by another operation; cannot read it concurrently"
+                            .into(),
                 });
             }
             match b.compare_exchange_weak(cur, cur + 1, Ordering::Acquire, Ordering::Relaxed) {
@@ -218,8 +229,15 @@ pub(crate) fn borrow_all<'a>(ops: &[RawStorage<'a>], num_outputs: usize) -> Resu
         if ops[..i].iter().any(|o| o.id == op.id) {
             continue;
         }
-        let written = ops.iter().enumerate().any(|(j, o)| j < num_outputs && o.id == op.id);
-        guards.push(if written { Guard::Write(op.write()?) } else { Guard::Read(op.read()?) });
+        let written = ops
+            .iter()
+            .enumerate()
+            .any(|(j, o)| j < num_outputs && o.id == op.id);
+        guards.push(if written {
+            Guard::Write(op.write()?)
+        } else {
+            Guard::Read(op.read()?)
+        });
     }
     Ok(guards)
 }
@@ -274,7 +292,11 @@ struct Pool {
     limit: usize,
 }
 
-static POOL: Mutex<Pool> = Mutex::new(Pool { blocks: Vec::new(), bytes: 0, limit: 1 << 30 });
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    blocks: Vec::new(),
+    bytes: 0,
+    limit: 1 << 30,
+});
 
 /// Sets the byte budget of the large-buffer pool (default 1 GiB; 0 disables pooling and frees
 /// what is cached). Returns the previous budget.
@@ -306,7 +328,8 @@ fn pool_acquire(layout: Layout) -> Result<NonNull<u8>> {
     }
     // SAFETY: `layout` has a non-zero size (len > 0 and T is not zero-sized).
     let ptr = unsafe { std::alloc::alloc(layout) };
-    NonNull::new(ptr).ok_or_else(|| Error::invalid(format!("out of memory allocating {} bytes", layout.size())))
+    NonNull::new(ptr)
+        .ok_or_else(|| Error::invalid(format!("out of memory allocating {} bytes", layout.size())))
 }
 
 fn pool_release(ptr: NonNull<u8>, layout: Layout) {
