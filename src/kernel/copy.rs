@@ -111,7 +111,7 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
             // SAFETY: the tile covers indices [b0·t, b0·t+w) × [b1·t, b1·t+rows) × idx[2..], all
             // inside the iteration space, so every pointer formed is in bounds (Prepared
             // invariant); units are disjoint, so are the output elements they write.
-            unsafe { copy_tile::<S, O>(base, &p.strides[0], &p.strides[1], w, rows, t, &mut buf) };
+            unsafe { copy_tile::<S, O>(base, &p.strides[0], &p.strides[1], w, rows, &mut buf) };
         }
     };
     let threads = rayon::current_num_threads();
@@ -135,7 +135,7 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
 ///
 /// SAFETY: caller guarantees every element `base + i·s0 + j·s1` (i < n0, j < rows) is in
 /// bounds and aligned for both operands, `s0[0] == size_of::<O>()`, `s1[1] == size_of::<S>()`,
-/// and `buf.len() >= t * t`.
+/// and `buf.len() >= w * rows`.
 #[inline(never)]
 unsafe fn copy_tile<S: Element, O: Element>(
     base: [*mut u8; 2],
@@ -143,23 +143,24 @@ unsafe fn copy_tile<S: Element, O: Element>(
     s1: &[isize; 2],
     w: usize,
     rows: usize,
-    t: usize,
     buf: &mut [MaybeUninit<O>],
 ) {
-    let i0 = 0usize;
-    {
-        // phase 1: source rows (contiguous along j) into buf[j*t + i]
-        for i in 0..w {
-            let s = base[1].offset((i0 + i) as isize * s0[1]) as *const S;
-            for j in 0..rows {
-                buf[j * t + i].write(O::cast_from(*s.add(j)));
-            }
-        }
-        // phase 2: buffer rows to output rows (contiguous along i)
+    // phase 1: source rows (contiguous along j) into buf[j*w + i]
+    for i in 0..w {
+        let s = base[1].offset(i as isize * s0[1]) as *const S;
         for j in 0..rows {
-            let o = base[0].offset(i0 as isize * s0[0] + j as isize * s1[0]) as *mut O;
-            // buf[j*t .. j*t+w] was written in phase 1
-            std::ptr::copy_nonoverlapping(buf.as_ptr().add(j * t) as *const O, o, w);
+            buf[j * w + i].write(O::cast_from(*s.add(j)));
+        }
+    }
+    // phase 2: buffer rows to output rows (contiguous along i); buf[..w*rows] was written above
+    let b = buf.as_ptr() as *const O;
+    if s1[0] == (w * size_of::<O>()) as isize {
+        // the tile is one contiguous block of the output (e.g. NCHW→NHWC with few channels)
+        std::ptr::copy_nonoverlapping(b, base[0] as *mut O, w * rows);
+    } else {
+        for j in 0..rows {
+            let o = base[0].offset(j as isize * s1[0]) as *mut O;
+            std::ptr::copy_nonoverlapping(b.add(j * w), o, w);
         }
     }
 }
