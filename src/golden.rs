@@ -1,1 +1,220 @@
 //! Reading golden conformance cases (`../shared/golden/*.jsonl`).
+//!
+//! Each line of a golden file is one [`Case`] whose `expect` object PyTorch computed. The
+//! reader keeps `expect` as raw JSON: a checker answers with exactly the keys the case
+//! asks for, so the set of keys is data, not code. Malformed lines are reported with their
+//! line number and do not stop the reading of the others.
+
+use crate::{Error, Result};
+use serde::Deserialize;
+use std::path::Path;
+
+/// The `expect` (or answer) object of a case: key to JSON value.
+pub type Expect = serde_json::Map<String, serde_json::Value>;
+
+/// One strided tensor of a case.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TensorLayout {
+    /// Sizes, in elements.
+    pub sizes: Vec<i64>,
+    /// Strides, in elements.
+    pub strides: Vec<i64>,
+}
+
+/// A `layout` case: the layout predicates and strides of one tensor.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct LayoutCase {
+    /// Sizes, in elements.
+    pub sizes: Vec<i64>,
+    /// Strides, in elements.
+    pub strides: Vec<i64>,
+    /// PyTorch's answers by key (see the golden README).
+    pub expect: Expect,
+}
+
+/// A `broadcast` case: the broadcast shape of several shapes (or an error).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct BroadcastCase {
+    /// The operand shapes, in order.
+    pub shapes: Vec<Vec<i64>>,
+    /// `{"sizes": [...]}` or `{"error": "broadcast"}`.
+    pub expect: Expect,
+}
+
+/// The operation of an elementwise case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElementwiseOp {
+    /// `neg(a)`: unary.
+    Neg,
+    /// `add(a, b)`: binary.
+    Add,
+    /// `addcmul(a, b, c)`: ternary.
+    Addcmul,
+}
+
+impl ElementwiseOp {
+    /// Number of inputs the op takes.
+    pub fn arity(self) -> usize {
+        match self {
+            ElementwiseOp::Neg => 1,
+            ElementwiseOp::Add => 2,
+            ElementwiseOp::Addcmul => 3,
+        }
+    }
+}
+
+/// An `elementwise` case: the output TensorIterator allocates for an op on strided inputs.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ElementwiseCase {
+    /// The op.
+    pub op: ElementwiseOp,
+    /// Its inputs, in argument order.
+    pub inputs: Vec<TensorLayout>,
+    /// `{"sizes": [...], "strides": [...]}` or `{"error": "broadcast"}`.
+    pub expect: Expect,
+}
+
+/// One golden case.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Case {
+    /// See [`LayoutCase`].
+    Layout(LayoutCase),
+    /// See [`BroadcastCase`].
+    Broadcast(BroadcastCase),
+    /// See [`ElementwiseCase`].
+    Elementwise(ElementwiseCase),
+}
+
+impl Case {
+    /// The expected answer object.
+    pub fn expect(&self) -> &Expect {
+        match self {
+            Case::Layout(c) => &c.expect,
+            Case::Broadcast(c) => &c.expect,
+            Case::Elementwise(c) => &c.expect,
+        }
+    }
+
+    /// The `kind` tag (`"layout"`, `"broadcast"`, `"elementwise"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Case::Layout(_) => "layout",
+            Case::Broadcast(_) => "broadcast",
+            Case::Elementwise(_) => "elementwise",
+        }
+    }
+
+    /// Parses one JSONL line. Errors are [`Error::Parse`] with serde's position.
+    pub fn parse(line: &str) -> Result<Case> {
+        let case: Case =
+            serde_json::from_str(line).map_err(|e| Error::parse("golden case", e.to_string()))?;
+        if let Case::Elementwise(c) = &case {
+            if c.inputs.len() != c.op.arity() {
+                return Err(Error::parse(
+                    "golden case",
+                    format!(
+                        "op {:?} takes {} inputs, got {}",
+                        c.op,
+                        c.op.arity(),
+                        c.inputs.len()
+                    ),
+                ));
+            }
+        }
+        Ok(case)
+    }
+}
+
+/// One non-blank line of a golden file: its 1-based line number and the parsed case (or
+/// why it could not be parsed).
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// 1-based line number in the file.
+    pub number: usize,
+    /// The case, or the parse error.
+    pub case: Result<Case>,
+}
+
+/// Parses golden JSONL text; blank lines are skipped, malformed lines kept as errors.
+pub fn parse_cases(text: &str) -> Vec<Line> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| Line {
+            number: i + 1,
+            case: Case::parse(l),
+        })
+        .collect()
+}
+
+/// Reads and parses a golden JSONL file ([`Error::Io`] if it cannot be read).
+pub fn read_cases(path: &Path) -> Result<Vec<Line>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    Ok(parse_cases(&text))
+}
+
+/// Finds the golden directory: `$SYMSTRIDE_GOLDEN` if set, else the first `shared/golden`
+/// (holding a `README.md`) beside `start` or one of its ancestors. The repository is
+/// checked out next to `shared/` (CI) or in a worktree further down.
+pub fn find_golden_dir(start: &Path) -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("SYMSTRIDE_GOLDEN") {
+        return Some(dir.into());
+    }
+    start
+        .ancestors()
+        .map(|a| a.join("shared").join("golden"))
+        .find(|d| d.join("README.md").is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_each_kind_and_reports_bad_lines() {
+        let text = r#"{"kind":"layout","sizes":[1,2],"strides":[2,1],"expect":{"is_contiguous":true}}
+
+{"kind":"broadcast","shapes":[[8,1],[1]],"expect":{"sizes":[8,1]}}
+{"kind":"elementwise","op":"add","inputs":[{"sizes":[],"strides":[]},{"sizes":[8],"strides":[1]}],"expect":{"error":"broadcast"}}
+{"kind":"layout","sizes":[1,2]}
+{"kind":"elementwise","op":"neg","inputs":[],"expect":{}}
+not json"#;
+        let lines = parse_cases(text);
+        assert_eq!(
+            lines.iter().map(|l| l.number).collect::<Vec<_>>(),
+            vec![1, 3, 4, 5, 6, 7]
+        );
+        let kinds: Vec<_> = lines
+            .iter()
+            .map(|l| l.case.as_ref().map(|c| c.kind()).ok())
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                Some("layout"),
+                Some("broadcast"),
+                Some("elementwise"),
+                None,
+                None,
+                None
+            ]
+        );
+        match &lines[0].case {
+            Ok(Case::Layout(c)) => {
+                assert_eq!(c.sizes, vec![1, 2]);
+                assert_eq!(
+                    c.expect.get("is_contiguous"),
+                    Some(&serde_json::Value::Bool(true))
+                );
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(matches!(lines[3].case, Err(Error::Parse { .. })));
+    }
+}

@@ -1,7 +1,17 @@
-//! `symstride conformance` (not implemented yet).
+//! `symstride conformance`: answer golden cases through the engine, optionally checking them.
+//!
+//! Every case gets one stdout line `{"got": {...}}` with exactly the keys of its `expect`
+//! (or `{"error": ...}`), in input order, so the output can be diffed against the golden
+//! file. With `--symbolic` every size and stride first becomes a symbol whose hint is the
+//! concrete value, the engine traces on symbols, and each answer is the traced result
+//! evaluated at the hints.
 
+use serde_json::{json, Value};
+use std::io::Write;
 use std::process::ExitCode;
-use symstride::{Error, Result};
+use symstride::golden::{self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase};
+use symstride::layout::{self, MemoryFormat, StrideMatch};
+use symstride::{Error, Int, Result};
 
 /// Arguments of `symstride conformance`.
 #[derive(clap::Args, Debug)]
@@ -17,9 +27,205 @@ pub struct Args {
     pub check: bool,
 }
 
+/// How many mismatches `--check` lists on stderr.
+const MAX_LISTED: usize = 20;
+
+/// Sizes and strides of one tensor, lifted into an engine.
+type Lifted<I> = (Vec<I>, Vec<I>);
+
+/// Turns concrete case data into the engine's integers and answers back into i64/bool.
+/// One engine per case, so nothing (symbols, guards) leaks between cases.
+trait Engine {
+    /// The integer type the engine runs on.
+    type I: Int;
+    /// Lifts one tensor's sizes and strides (`name` prefixes symbol names).
+    fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<Self::I>>;
+    /// Lifts a shape.
+    fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<Self::I>>;
+    /// Evaluates a result integer.
+    fn int(&self, v: &Self::I) -> Result<i64>;
+    /// Evaluates a vector of result integers.
+    fn ints(&self, vs: &[Self::I]) -> Result<Vec<i64>> {
+        vs.iter().map(|v| self.int(v)).collect()
+    }
+}
+
+/// The concrete path: `i64` all the way.
+struct Concrete;
+
+impl Engine for Concrete {
+    type I = i64;
+    fn tensor(&mut self, _: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<i64>> {
+        Ok((sizes.to_vec(), strides.to_vec()))
+    }
+    fn shape(&mut self, _: &str, sizes: &[i64]) -> Result<Vec<i64>> {
+        Ok(sizes.to_vec())
+    }
+    fn int(&self, v: &i64) -> Result<i64> {
+        Ok(*v)
+    }
+}
+
+/// Answers a layout case: one value per key of `expect`.
+fn layout_case<E: Engine>(e: &mut E, case: &LayoutCase) -> Result<Expect> {
+    let (sizes, strides) = e.tensor("t", &case.sizes, &case.strides)?;
+    let (sizes, strides) = (&sizes[..], &strides[..]);
+    let rank = sizes.len();
+    let mut got = Expect::new();
+    for key in case.expect.keys() {
+        let value = match key.as_str() {
+            "is_contiguous" => json!(layout::is_contiguous(sizes, strides)?),
+            "is_channels_last_contiguous" => match rank {
+                4 => json!(layout::is_channels_last_contiguous_2d(sizes, strides)?),
+                _ => Value::Null,
+            },
+            "is_channels_last_3d_contiguous" => match rank {
+                5 => json!(layout::is_channels_last_contiguous_3d(sizes, strides)?),
+                _ => Value::Null,
+            },
+            "is_non_overlapping_and_dense" => {
+                json!(layout::is_non_overlapping_and_dense(sizes, strides)?)
+            }
+            "suggest_memory_format" => {
+                let f: MemoryFormat =
+                    layout::suggest_memory_format(sizes, strides, StrideMatch::Like)?;
+                json!(f.name())
+            }
+            "empty_like_strides" => json!(e.ints(&layout::empty_like_strides(sizes, strides)?)?),
+            "contiguous_strides" => json!(e.ints(&layout::try_contiguous_strides(sizes)?)?),
+            "channels_last_strides" => match rank {
+                4 => json!(e.ints(&layout::channels_last_strides_2d(sizes)?)?),
+                _ => Value::Null,
+            },
+            other => return Err(Error::invalid(format!("unknown layout key `{other}`"))),
+        };
+        got.insert(key.clone(), value);
+    }
+    Ok(got)
+}
+
+/// Answers a broadcast case: `{"sizes": [...]}` or `{"error": "broadcast"}`.
+fn broadcast_case<E: Engine>(e: &mut E, case: &BroadcastCase) -> Result<Expect> {
+    let shapes = case
+        .shapes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| e.shape(&format!("x{k}"), s))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&[E::I]> = shapes.iter().map(|s| &s[..]).collect();
+    let mut got = Expect::new();
+    match layout::infer_size(&refs) {
+        Ok(sizes) => got.insert("sizes".into(), json!(e.ints(&sizes)?)),
+        Err(Error::Broadcast { .. }) => got.insert("error".into(), json!("broadcast")),
+        Err(err) => return Err(err),
+    };
+    Ok(got)
+}
+
+/// ============================ ELEMENTWISE DISPATCH ============================
+/// The one place where elementwise cases meet the TensorIterator build (`crate::iter`,
+/// branch `iter`): given the case's inputs lifted through the engine, answer
+/// `{"sizes": [...], "strides": [...]}` for the output TensorIterator allocates (strides
+/// evaluated through `e.ints`), or `{"error": "broadcast"}` on a broadcast mismatch.
+/// Until the iterator lands this answers an honest "unsupported" (a failure under --check).
+fn elementwise_case<E: Engine>(_e: &mut E, _case: &ElementwiseCase) -> Result<Expect> {
+    Err(Error::invalid("unsupported: elementwise"))
+}
+
+/// Answers one case; an engine error becomes `{"error": "<message>"}`.
+fn answer<E: Engine>(e: &mut E, case: &Case) -> Expect {
+    let result = match case {
+        Case::Layout(c) => layout_case(e, c),
+        Case::Broadcast(c) => broadcast_case(e, c),
+        Case::Elementwise(c) => elementwise_case(e, c),
+    };
+    result.unwrap_or_else(|err| {
+        let mut m = Expect::new();
+        m.insert("error".into(), json!(err.to_string()));
+        m
+    })
+}
+
+/// Answers one case on the engine the flags select.
+fn answer_case(case: &Case, symbolic: bool) -> Expect {
+    if symbolic {
+        return symbolic_unavailable();
+    }
+    answer(&mut Concrete, case)
+}
+
+fn symbolic_unavailable() -> Expect {
+    let mut m = Expect::new();
+    m.insert(
+        "error".into(),
+        json!("unsupported: --symbolic needs the sym module"),
+    );
+    m
+}
+
 /// Runs the subcommand.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    Err(Error::invalid(
-        "`symstride conformance` is not implemented yet",
-    ))
+pub fn run(args: Args) -> Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let io_err = |e: std::io::Error| Error::Io {
+        path: "<stdout>".into(),
+        message: e.to_string(),
+    };
+    let (mut passed, mut failed, mut listed) = (0usize, 0usize, 0usize);
+    let mut bad_input = false;
+    for path in &args.files {
+        let lines = match golden::read_cases(path) {
+            Ok(lines) => lines,
+            Err(err) => {
+                eprintln!("symstride: {err}");
+                bad_input = true;
+                continue;
+            }
+        };
+        for line in lines {
+            let case = match line.case {
+                Ok(case) => case,
+                Err(err) => {
+                    eprintln!("{}:{}: malformed case: {err}", path.display(), line.number);
+                    bad_input = true;
+                    failed += 1;
+                    let got = json!({"got": {"error": format!("malformed case: {err}")}});
+                    writeln!(out, "{got}").map_err(io_err)?;
+                    continue;
+                }
+            };
+            let got = answer_case(&case, args.symbolic);
+            if args.check {
+                if &got == case.expect() {
+                    passed += 1;
+                } else {
+                    failed += 1;
+                    if listed < MAX_LISTED {
+                        listed += 1;
+                        eprintln!(
+                            "{}:{}: {} mismatch: expected {} got {}",
+                            path.display(),
+                            line.number,
+                            case.kind(),
+                            Value::Object(case.expect().clone()),
+                            Value::Object(got.clone())
+                        );
+                    }
+                }
+            }
+            writeln!(out, "{}", json!({ "got": got })).map_err(io_err)?;
+        }
+    }
+    if args.check {
+        if failed > listed {
+            eprintln!("... and {} more mismatches", failed - listed);
+        }
+        writeln!(out, "{passed} passed, {failed} failed").map_err(io_err)?;
+    }
+    out.flush().map_err(io_err)?;
+    Ok(if bad_input || (args.check && failed > 0) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

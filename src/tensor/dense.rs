@@ -1,7 +1,8 @@
 //! The strided tensor type and its zero-copy views.
 
 use super::element::{DType, Element};
-use super::format::{self, MemoryFormat};
+use super::format;
+use crate::layout::MemoryFormat;
 use super::storage::Storage;
 use crate::{Error, Result};
 use smallvec::SmallVec;
@@ -116,7 +117,7 @@ impl<T: Element> Tensor<T> {
     /// A contiguous tensor owning `data` (no copy). Fails if `data.len()` is not the product of
     /// `sizes`.
     pub fn from_vec(data: Vec<T>, sizes: &[i64]) -> Result<Self> {
-        let strides = format::strides_for_order(sizes, &(0..sizes.len()).rev().collect::<Vec<_>>());
+        let strides = crate::layout::contiguous_strides(sizes);
         let n = data.len();
         let t = Tensor::from_storage(Storage::from_vec(data), sizes, &strides, 0)?;
         if t.numel() as usize != n {
@@ -459,14 +460,8 @@ pub(crate) fn dense_strides(sizes: &[i64], format: MemoryFormat) -> Result<Vec<i
     } else {
         format
     };
-    let order = format::format_order(f, sizes.len()).ok_or_else(|| {
-        Error::invalid(format!(
-            "memory format {format:?} needs a different rank than {}",
-            sizes.len()
-        ))
-    })?;
     numel_of(sizes)?;
-    Ok(format::strides_for_order(sizes, &order))
+    crate::layout::strides_for_format(sizes, f)
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ mod storage;
 
 pub use dense::{Dims, Tensor};
 pub use element::{DType, Element, FloatElement, NumElement, Scalar};
-pub use format::MemoryFormat;
+pub use crate::layout::MemoryFormat;
 #[cfg(feature = "ndarray")]
 pub use nd::{NdView, NdViewMut};
 pub use storage::{set_pool_limit, ReadGuard, Storage, WriteGuard};

@@ -1,0 +1,345 @@
+//! Guards compiled to a flat postfix program over a slice of symbol values.
+//!
+//! Dispatch checks a plan's guards on every call, so evaluation must cost nanoseconds: no
+//! map lookups, no allocation, no recursion. Each guard becomes a short postfix program run
+//! on a fixed-size `i64` stack with checked arithmetic. If anything unusual happens (an
+//! overflow, a division by zero, a coefficient beyond `i64`), that one guard is re-evaluated
+//! by the exact evaluator, so the answer (or error) is always the same as [`GuardSet::eval`].
+
+use super::boolexpr::{BoolExpr, BoolKind, Rel};
+use super::eval::eval_bool_with;
+use super::expr::{Atom, Expr, FuncKind, Symbol};
+use super::guards::GuardSet;
+use crate::error::{Error, Result};
+use num_integer::Integer;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Op {
+    Const(i64),
+    Sym(u32),
+    Add,
+    Mul,
+    MulConst(i64),
+    Pow(u32),
+    FloorDiv,
+    Mod,
+    Max,
+    Min,
+    Le0,
+    Eq0,
+    Ne0,
+    And,
+    Or,
+}
+
+const STACK: usize = 32;
+
+/// Guards compiled for a fixed symbol order; see [`GuardSet::compile`].
+#[derive(Clone, Debug)]
+pub struct CompiledGuards {
+    ops: Vec<Op>,
+    /// `ops[starts[i]..starts[i+1]]` is guard `i`; `usize::MAX` start means "exact only".
+    ranges: Vec<(u32, u32)>,
+    exact_only: Vec<bool>,
+    symbols: Vec<Symbol>,
+    conds: Vec<BoolExpr>,
+}
+
+struct Compiler<'a> {
+    ops: Vec<Op>,
+    symbols: &'a [Symbol],
+    depth: usize,
+    max_depth: usize,
+    ok: bool,
+}
+
+impl Compiler<'_> {
+    fn push(&mut self, op: Op) {
+        match op {
+            Op::Const(_) | Op::Sym(_) => {
+                self.depth += 1;
+                self.max_depth = self.max_depth.max(self.depth);
+            }
+            Op::MulConst(_) | Op::Pow(_) | Op::Le0 | Op::Eq0 | Op::Ne0 => {}
+            _ => self.depth -= 1,
+        }
+        self.ops.push(op);
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<()> {
+        if e.terms().is_empty() {
+            self.push(Op::Const(0));
+            return Ok(());
+        }
+        for (i, t) in e.terms().iter().enumerate() {
+            let Some(c) = t.coef.as_i64() else {
+                self.ok = false;
+                self.push(Op::Const(0));
+                if i > 0 {
+                    self.push(Op::Add);
+                }
+                continue;
+            };
+            if t.mono.is_empty() {
+                self.push(Op::Const(c));
+            } else {
+                for (j, (a, exp)) in t.mono.iter().enumerate() {
+                    self.atom(a)?;
+                    if *exp != 1 {
+                        self.push(Op::Pow(*exp));
+                    }
+                    if j > 0 {
+                        self.push(Op::Mul);
+                    }
+                }
+                if c != 1 {
+                    self.push(Op::MulConst(c));
+                }
+            }
+            if i > 0 {
+                self.push(Op::Add);
+            }
+        }
+        Ok(())
+    }
+
+    fn atom(&mut self, a: &Atom) -> Result<()> {
+        match a {
+            Atom::Sym(s) => {
+                let idx = self.symbols.iter().position(|x| x == s).ok_or_else(|| {
+                    Error::symbol(format!(
+                        "guard mentions symbol `{s}`, which is not in the compiled symbol order"
+                    ))
+                })?;
+                self.push(Op::Sym(idx as u32));
+            }
+            Atom::Func(f) => {
+                for (i, arg) in f.args.iter().enumerate() {
+                    self.expr(arg)?;
+                    if i > 0 {
+                        self.push(match f.kind {
+                            FuncKind::FloorDiv => Op::FloorDiv,
+                            FuncKind::Mod => Op::Mod,
+                            FuncKind::Max => Op::Max,
+                            FuncKind::Min => Op::Min,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn cond(&mut self, b: &BoolExpr) -> Result<()> {
+        match b.kind() {
+            BoolKind::Const(v) => self.push(Op::Const(*v as i64)),
+            BoolKind::Cmp(rel, p) => {
+                self.expr(p)?;
+                self.push(match rel {
+                    Rel::Le => Op::Le0,
+                    Rel::Eq => Op::Eq0,
+                    Rel::Ne => Op::Ne0,
+                });
+            }
+            BoolKind::And(v) | BoolKind::Or(v) => {
+                let op = if matches!(b.kind(), BoolKind::And(_)) {
+                    Op::And
+                } else {
+                    Op::Or
+                };
+                for (i, x) in v.iter().enumerate() {
+                    self.cond(x)?;
+                    if i > 0 {
+                        self.push(op);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl GuardSet {
+    /// Compiles the guards for evaluation on a slice of values given in `symbol_order`.
+    /// Fails if a guard mentions a symbol that is not in `symbol_order`.
+    pub fn compile<S: AsRef<str>>(&self, symbol_order: &[S]) -> Result<CompiledGuards> {
+        let symbols: Vec<Symbol> = symbol_order
+            .iter()
+            .map(|s| Symbol::new(s.as_ref()))
+            .collect();
+        let mut ops = Vec::new();
+        let mut ranges = Vec::new();
+        let mut exact_only = Vec::new();
+        for g in &self.guards {
+            let mut c = Compiler {
+                ops: Vec::new(),
+                symbols: &symbols,
+                depth: 0,
+                max_depth: 0,
+                ok: true,
+            };
+            c.cond(&g.cond)?;
+            let start = ops.len() as u32;
+            let fits = c.ok && c.max_depth <= STACK;
+            if fits {
+                ops.extend_from_slice(&c.ops);
+            }
+            ranges.push((start, ops.len() as u32));
+            exact_only.push(!fits);
+        }
+        Ok(CompiledGuards {
+            ops,
+            ranges,
+            exact_only,
+            symbols,
+            conds: self.guards.iter().map(|g| g.cond.clone()).collect(),
+        })
+    }
+}
+
+#[inline(always)]
+fn run(ops: &[Op], vals: &[i64]) -> Option<bool> {
+    let mut st = [0i64; STACK];
+    let mut sp = 0usize;
+    for op in ops {
+        match *op {
+            Op::Const(c) => {
+                st[sp] = c;
+                sp += 1;
+            }
+            Op::Sym(i) => {
+                st[sp] = *vals.get(i as usize)?;
+                sp += 1;
+            }
+            Op::MulConst(c) => st[sp - 1] = st[sp - 1].checked_mul(c)?,
+            Op::Pow(e) => st[sp - 1] = st[sp - 1].checked_pow(e)?,
+            Op::Le0 => st[sp - 1] = (st[sp - 1] <= 0) as i64,
+            Op::Eq0 => st[sp - 1] = (st[sp - 1] == 0) as i64,
+            Op::Ne0 => st[sp - 1] = (st[sp - 1] != 0) as i64,
+            op => {
+                sp -= 1;
+                let (a, b) = (st[sp - 1], st[sp]);
+                st[sp - 1] = match op {
+                    Op::Add => a.checked_add(b)?,
+                    Op::Mul => a.checked_mul(b)?,
+                    Op::FloorDiv => {
+                        if b == 0 || (a == i64::MIN && b == -1) {
+                            return None;
+                        }
+                        Integer::div_floor(&a, &b)
+                    }
+                    Op::Mod => {
+                        if b == 0 {
+                            return None;
+                        }
+                        if b == -1 {
+                            0
+                        } else {
+                            Integer::mod_floor(&a, &b)
+                        }
+                    }
+                    Op::Max => a.max(b),
+                    Op::Min => a.min(b),
+                    Op::And => a & b,
+                    _ => a | b,
+                };
+            }
+        }
+    }
+    Some(st[0] != 0)
+}
+
+impl CompiledGuards {
+    /// The symbol order the values slice follows.
+    pub fn symbols(&self) -> &[Symbol] {
+        &self.symbols
+    }
+
+    /// Number of guards.
+    pub fn len(&self) -> usize {
+        self.conds.len()
+    }
+
+    /// True when there is no guard.
+    pub fn is_empty(&self) -> bool {
+        self.conds.is_empty()
+    }
+
+    /// Index of the first guard that does not hold for `values` (in the compiled symbol
+    /// order), `None` when all hold. Same answers and errors as [`GuardSet::eval`].
+    pub fn eval(&self, values: &[i64]) -> Result<Option<usize>> {
+        if values.len() != self.symbols.len() {
+            return Err(Error::invalid(format!(
+                "compiled guards expect {} symbol values ({}), got {}",
+                self.symbols.len(),
+                self.symbols
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                values.len()
+            )));
+        }
+        for (i, &(s, e)) in self.ranges.iter().enumerate() {
+            let fast = if self.exact_only[i] {
+                None
+            } else {
+                run(&self.ops[s as usize..e as usize], values)
+            };
+            let ok = match fast {
+                Some(v) => v,
+                None => self.exact(i, values)?,
+            };
+            if !ok {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+
+    #[cold]
+    fn exact(&self, i: usize, values: &[i64]) -> Result<bool> {
+        let look = |s: &Symbol| self.symbols.iter().position(|x| x == s).map(|j| values[j]);
+        eval_bool_with(&self.conds[i], &look)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sym::{Bindings, Guard};
+
+    fn set(conds: &[&str]) -> GuardSet {
+        GuardSet::from(
+            conds
+                .iter()
+                .map(|c| Guard {
+                    cond: BoolExpr::parse(c).unwrap(),
+                    reason: String::new(),
+                })
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn compiled_matches_naive() {
+        let g = set(&[
+            "a >= 2",
+            "a*b != 1",
+            "FloorDiv(a, b) <= 3 || Mod(a, 3) == 1",
+            "Max(a, b, 2) == a && b <= 10",
+            "a**2 - b >= 0",
+            "FloorDiv(a, b - 3) >= 0",
+        ]);
+        let c = g.compile(&["a", "b"]).unwrap();
+        for a in [-3, 0, 1, 2, 5, 9, i64::MAX, i64::MIN] {
+            for b in [-2, 0, 1, 3, 4, 11, i64::MAX] {
+                let naive = g.eval(&Bindings::from_pairs([("a", a), ("b", b)]));
+                let fast = c.eval(&[a, b]);
+                assert_eq!(naive, fast, "a={a} b={b}");
+            }
+        }
+        assert!(g.compile(&["a"]).is_err());
+        assert!(c.eval(&[1]).is_err());
+    }
+}

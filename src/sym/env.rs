@@ -1,0 +1,417 @@
+//! `ShapeEnv`: the symbols of one trace, their hints and ranges, and the recorded guards.
+
+use super::boolexpr::BoolExpr;
+use super::eval::{eval_bool_with, Bindings};
+use super::expr::{Expr, Symbol};
+use super::guards::{Guard, GuardSet};
+use super::interval::{Interval, POS_INF};
+use super::knowledge::Knowledge;
+use super::parse::is_valid_symbol_name;
+use super::symint::{SymBool, SymInt};
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Limits and defaults of a [`ShapeEnv`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeEnvConfig {
+    /// Maximum number of recorded guards mentioning any one symbol ([`Error::Limit`] beyond).
+    pub max_guards_per_symbol: usize,
+    /// Maximum size ([`Expr::node_count`]) of a condition that may be guarded on.
+    pub max_expr_nodes: usize,
+    /// Whether to use the egg simplifier as a fallback for static decisions involving
+    /// `FloorDiv`/`Mod`/`Max`/`Min`.
+    pub use_simplifier: bool,
+}
+
+impl Default for ShapeEnvConfig {
+    fn default() -> Self {
+        ShapeEnvConfig {
+            max_guards_per_symbol: 64,
+            max_expr_nodes: 2000,
+            use_simplifier: true,
+        }
+    }
+}
+
+/// How one size symbol is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SymbolSpec {
+    /// Smallest value the symbol can take (sizes: 0; declare 1 or 2 when known).
+    pub min: i64,
+    /// Largest value, if bounded.
+    pub max: Option<i64>,
+    /// Duck sizing: reuse an existing duck symbol with the same hint and range.
+    pub duck: bool,
+    /// Return a constant instead of a symbol when the hint is 0 or 1.
+    pub specialize_zero_one: bool,
+}
+
+impl Default for SymbolSpec {
+    fn default() -> Self {
+        SymbolSpec {
+            min: 0,
+            max: None,
+            duck: false,
+            specialize_zero_one: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct SymbolInfo {
+    pub(crate) name: Symbol,
+    pub(crate) hint: Option<i64>,
+    pub(crate) range: Interval,
+}
+
+pub(crate) struct EnvState {
+    pub(crate) config: ShapeEnvConfig,
+    pub(crate) symbols: Vec<SymbolInfo>,
+    pub(crate) by_name: HashMap<Symbol, usize>,
+    duck: HashMap<(i64, i64, Option<i64>), usize>,
+    pub(crate) guards: Vec<Guard>,
+    pub(crate) know: Knowledge,
+    /// Results of the (expensive) simplifier fallback, keyed by condition.
+    pub(crate) simplify_cache: HashMap<BoolExpr, Option<bool>>,
+}
+
+/// The symbols of one trace and the guards recorded so far.
+///
+/// A cheap handle (`Arc<Mutex<..>>`): clones share state, and every [`SymInt`] built from
+/// its symbols carries one. `Send + Sync`.
+#[derive(Clone)]
+pub struct ShapeEnv(pub(crate) Arc<Mutex<EnvState>>);
+
+impl Default for ShapeEnv {
+    fn default() -> Self {
+        ShapeEnv::new(ShapeEnvConfig::default())
+    }
+}
+
+impl std::fmt::Debug for ShapeEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.lock();
+        f.debug_struct("ShapeEnv")
+            .field("symbols", &st.symbols.len())
+            .field("guards", &st.guards.len())
+            .finish()
+    }
+}
+
+impl PartialEq for ShapeEnv {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl ShapeEnv {
+    /// An empty environment.
+    pub fn new(config: ShapeEnvConfig) -> ShapeEnv {
+        ShapeEnv(Arc::new(Mutex::new(EnvState {
+            config,
+            symbols: Vec::new(),
+            by_name: HashMap::new(),
+            duck: HashMap::new(),
+            guards: Vec::new(),
+            know: Knowledge::default(),
+            simplify_cache: HashMap::new(),
+        })))
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, EnvState> {
+        // A panic while holding the lock cannot leave the state half-updated in a way that
+        // matters more than losing the trace; keep going with the inner value.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> ShapeEnvConfig {
+        self.lock().config.clone()
+    }
+
+    /// Creates a size symbol with example value `hint` (see [`SymbolSpec`]).
+    pub fn create_symbol(&self, name: &str, hint: i64, spec: SymbolSpec) -> Result<SymInt> {
+        if spec.max.is_some_and(|m| m < spec.min) {
+            return Err(Error::symbol(format!(
+                "symbol `{name}`: max {:?} < min {}",
+                spec.max, spec.min
+            )));
+        }
+        if hint < spec.min || spec.max.is_some_and(|m| hint > m) {
+            return Err(Error::symbol(format!(
+                "symbol `{name}`: hint {hint} is outside its declared range [{}, {}]",
+                spec.min,
+                spec.max.map_or("inf".to_string(), |m| m.to_string())
+            )));
+        }
+        if spec.specialize_zero_one && (hint == 0 || hint == 1) {
+            return Ok(SymInt::constant(hint));
+        }
+        let mut st = self.lock();
+        if spec.duck {
+            if let Some(&i) = st.duck.get(&(hint, spec.min, spec.max)) {
+                let s = st.symbols[i].name.clone();
+                drop(st);
+                return Ok(SymInt::from_parts(
+                    Expr::from_symbol(&s),
+                    Some(hint),
+                    Some(self.clone()),
+                ));
+            }
+        }
+        let idx = self.add_symbol(&mut st, name, Some(hint), spec.min, spec.max)?;
+        if spec.duck {
+            st.duck.insert((hint, spec.min, spec.max), idx);
+        }
+        let s = st.symbols[idx].name.clone();
+        drop(st);
+        Ok(SymInt::from_parts(
+            Expr::from_symbol(&s),
+            Some(hint),
+            Some(self.clone()),
+        ))
+    }
+
+    /// Creates an unbacked symbol (a data-dependent size with no example value), `>= min`.
+    pub fn create_unbacked(&self, name: &str, min: i64) -> Result<SymInt> {
+        let mut st = self.lock();
+        let idx = self.add_symbol(&mut st, name, None, min, None)?;
+        let s = st.symbols[idx].name.clone();
+        drop(st);
+        Ok(SymInt::from_parts(
+            Expr::from_symbol(&s),
+            None,
+            Some(self.clone()),
+        ))
+    }
+
+    fn add_symbol(
+        &self,
+        st: &mut EnvState,
+        name: &str,
+        hint: Option<i64>,
+        min: i64,
+        max: Option<i64>,
+    ) -> Result<usize> {
+        if !is_valid_symbol_name(name) {
+            return Err(Error::symbol(format!(
+                "invalid symbol name `{name}` (use letters, digits, `_` and `.`, not starting with a digit, not a function name)"
+            )));
+        }
+        let sym = Symbol::new(name);
+        if st.by_name.contains_key(&sym) {
+            return Err(Error::symbol(format!(
+                "symbol `{name}` already exists in this ShapeEnv"
+            )));
+        }
+        let range = Interval::new(min as i128, max.map_or(POS_INF, |m| m as i128));
+        let idx = st.symbols.len();
+        st.symbols.push(SymbolInfo {
+            name: sym.clone(),
+            hint,
+            range,
+        });
+        st.by_name.insert(sym.clone(), idx);
+        st.know.ranges.insert(sym, range);
+        Ok(idx)
+    }
+
+    /// The recorded guards (deduplicated and pruned), in recording order.
+    pub fn guards(&self) -> Vec<Guard> {
+        self.lock().guards.clone()
+    }
+
+    /// The recorded guards as a [`GuardSet`].
+    pub fn guard_set(&self) -> GuardSet {
+        GuardSet::from(self.guards())
+    }
+
+    /// Hints of all backed symbols.
+    pub fn hints(&self) -> Bindings {
+        let st = self.lock();
+        Bindings::from_pairs(
+            st.symbols
+                .iter()
+                .filter_map(|s| s.hint.map(|h| (s.name.as_str(), h))),
+        )
+    }
+
+    /// Names of all symbols, in creation order.
+    pub fn symbol_names(&self) -> Vec<String> {
+        self.lock()
+            .symbols
+            .iter()
+            .map(|s| s.name.to_string())
+            .collect()
+    }
+
+    /// The hint of a symbol (`None` when unknown or unbacked).
+    pub fn symbol_hint(&self, name: &str) -> Option<i64> {
+        let st = self.lock();
+        st.by_name.get(name).and_then(|&i| st.symbols[i].hint)
+    }
+
+    /// The currently known range of an expression (declared ranges refined by the guards).
+    pub fn range_of(&self, e: &Expr) -> Interval {
+        self.lock().know.interval(e)
+    }
+
+    /// Decides `cond` without recording anything (`None` when it depends on the shapes).
+    pub fn statically_known(&self, cond: &BoolExpr) -> Option<bool> {
+        let mut st = self.lock();
+        st.decide(cond)
+    }
+
+    /// Branches on `cond`: decides it statically if possible, otherwise records a guard
+    /// (the condition or its negation, as the hints say) with `reason`.
+    pub fn evaluate_guard(&self, cond: &BoolExpr, reason: impl FnOnce() -> String) -> Result<bool> {
+        let mut st = self.lock();
+        if let Some(v) = st.decide(cond) {
+            return Ok(v);
+        }
+        st.record(cond, reason)
+    }
+
+    /// Decides `cond` statically, `None` also for backed-undecidable; for unbacked-undecidable
+    /// conditions reports whether a hint exists.
+    pub(crate) fn decide_or_hint(&self, cond: &BoolExpr) -> (Option<bool>, Option<bool>) {
+        let mut st = self.lock();
+        if let Some(v) = st.decide(cond) {
+            return (Some(v), Some(v));
+        }
+        let h = st.hint_of(cond);
+        (None, h)
+    }
+}
+
+impl EnvState {
+    fn hint_lookup(&self) -> impl Fn(&Symbol) -> Option<i64> + '_ {
+        move |s: &Symbol| self.by_name.get(s).and_then(|&i| self.symbols[i].hint)
+    }
+
+    /// The value of `cond` at the hints (`None` if it involves unbacked symbols or errors).
+    pub(crate) fn hint_of(&self, cond: &BoolExpr) -> Option<bool> {
+        let look = self.hint_lookup();
+        eval_bool_with(cond, &look).ok()
+    }
+
+    /// Static decision: canonical form + ranges + guard facts, then the simplifier fallback.
+    pub(crate) fn decide(&mut self, cond: &BoolExpr) -> Option<bool> {
+        if let Some(v) = self.know.decide(cond) {
+            return Some(v);
+        }
+        if self.config.use_simplifier && cond.has_non_polynomial() {
+            if let Some(v) = self.simplify_cache.get(cond) {
+                if v.is_some() {
+                    return *v;
+                }
+            }
+            let v = super::simplify::decide_with_simplifier(cond, &self.know);
+            self.simplify_cache.insert(cond.clone(), v);
+            return v;
+        }
+        None
+    }
+
+    fn record(&mut self, cond: &BoolExpr, reason: impl FnOnce() -> String) -> Result<bool> {
+        let nodes = cond.node_count();
+        if nodes > self.config.max_expr_nodes {
+            return Err(Error::Limit {
+                message: format!(
+                    "condition `{cond}` has {nodes} nodes (max_expr_nodes = {})",
+                    self.config.max_expr_nodes
+                ),
+            });
+        }
+        let Some(value) = self.hint_of(cond) else {
+            // Either an unbacked symbol or an evaluation error at the hints.
+            let look = self.hint_lookup();
+            return match eval_bool_with(cond, &look) {
+                Err(Error::Symbol { .. }) => Err(Error::DataDependent {
+                    expr: cond.to_string(),
+                    reason: reason(),
+                }),
+                Err(e) => Err(e),
+                Ok(v) => Ok(v),
+            };
+        };
+        let fact = if value { cond.clone() } else { cond.not() };
+        if self.guards.iter().any(|g| g.cond == fact) {
+            return Ok(value);
+        }
+        // Per-symbol guard cap.
+        let syms = fact.symbols();
+        for s in &syms {
+            let n = self
+                .guards
+                .iter()
+                .filter(|g| g.cond.symbols().contains(s))
+                .count();
+            if n >= self.config.max_guards_per_symbol {
+                return Err(Error::Limit {
+                    message: format!(
+                        "symbol `{s}` already has {n} guards (max_guards_per_symbol = {}); refusing `{fact}`",
+                        self.config.max_guards_per_symbol
+                    ),
+                });
+            }
+        }
+        self.guards.push(Guard {
+            cond: fact.clone(),
+            reason: reason(),
+        });
+        self.know.assume(&fact);
+        self.prune();
+        Ok(value)
+    }
+
+    fn base_knowledge(&self) -> Knowledge {
+        Knowledge::new(
+            self.symbols
+                .iter()
+                .map(|s| (s.name.clone(), s.range))
+                .collect(),
+        )
+    }
+
+    /// Drops older guards that the others imply (checked one by one against the rest), then
+    /// rebuilds the knowledge from what is left.
+    fn prune(&mut self) {
+        let n = self.guards.len();
+        if n < 2 {
+            return;
+        }
+        let mut keep = vec![true; n];
+        for i in 0..n - 1 {
+            let mut k = self.base_knowledge();
+            for (j, g) in self.guards.iter().enumerate() {
+                if j != i && keep[j] {
+                    k.assume(&g.cond);
+                }
+            }
+            if k.decide(&self.guards[i].cond) == Some(true) {
+                keep[i] = false;
+            }
+        }
+        if keep.iter().all(|k| *k) {
+            return;
+        }
+        let mut it = keep.into_iter();
+        self.guards.retain(|_| it.next().unwrap_or(true));
+        let mut k = self.base_knowledge();
+        for g in &self.guards {
+            k.assume(&g.cond);
+        }
+        self.know = k;
+    }
+}
+
+// Make sure handles can cross threads.
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<ShapeEnv>();
+    assert_send_sync::<SymInt>();
+    assert_send_sync::<SymBool>();
+    assert_send_sync::<Expr>();
+};

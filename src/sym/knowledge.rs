@@ -1,0 +1,313 @@
+//! What is known about the symbols: declared ranges plus the facts recorded guards establish.
+//!
+//! Static decisions are interval reasoning on canonical forms. A comparison `p REL 0` is
+//! split into `p = s*X + k` where `X` is the non-constant part with a positive leading
+//! coefficient (`s = ±1`). The interval of `X` is the meet of (a) interval arithmetic over
+//! the symbol ranges and (b) any bound a guard established for the same `X`. Guards
+//! contribute facts: bounds (`X <= c`, `X >= c`, `X == c`), excluded values (`X != c`, which
+//! also tighten a bound when `c` is at an end of the range), substitutions (`a == b + 1`
+//! eliminates the greatest symbol occurring linearly with a unit coefficient, here `b`), and, for anything
+//! else, the guard itself as a known-true condition.
+
+use super::boolexpr::{BoolExpr, BoolKind, Rel};
+use super::expr::{Atom, Expr, Symbol};
+use super::interval::{expr_interval, Interval};
+use super::num::Coeff;
+use std::collections::{HashMap, HashSet};
+
+#[derive(Clone, Default, Debug)]
+pub(crate) struct Knowledge {
+    /// Declared ranges of the symbols (refined by single-symbol facts).
+    pub(crate) ranges: HashMap<Symbol, Interval>,
+    /// Bounds on non-constant parts `X` (normalized: positive leading coefficient).
+    facts: HashMap<Expr, Interval>,
+    /// Values `X` is known not to take.
+    excluded: HashMap<Expr, Vec<i128>>,
+    /// Symbols eliminated by equality guards.
+    subst: HashMap<Symbol, Expr>,
+    /// Other conditions known to hold.
+    true_facts: HashSet<BoolExpr>,
+}
+
+/// `p = sign * x + k` with `x` normalized (positive leading coefficient).
+pub(crate) fn split(p: &Expr) -> (Expr, i32, Coeff) {
+    let k = p.constant_term();
+    let x = p.without_constant();
+    if x.terms().first().is_some_and(|t| t.coef.signum() < 0) {
+        (x.neg(), -1, k)
+    } else {
+        (x, 1, k)
+    }
+}
+
+fn bump_ends(iv: &mut Interval, excl: &[i128]) {
+    // Tighten both ends past excluded values (the list is tiny).
+    loop {
+        let mut changed = false;
+        if iv.lo != i128::MIN && excl.contains(&iv.lo) {
+            iv.lo += 1;
+            changed = true;
+        }
+        if iv.hi != i128::MAX && iv.lo <= iv.hi && excl.contains(&iv.hi) {
+            iv.hi -= 1;
+            changed = true;
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+impl Knowledge {
+    pub(crate) fn new(ranges: HashMap<Symbol, Interval>) -> Knowledge {
+        Knowledge {
+            ranges,
+            ..Default::default()
+        }
+    }
+
+    fn sym_range(&self, s: &Symbol) -> Interval {
+        self.ranges.get(s).copied().unwrap_or(Interval::FULL)
+    }
+
+    /// The interval of a normalized non-constant part.
+    fn x_interval(&self, x: &Expr) -> Interval {
+        let mut iv = expr_interval(x, &|s| self.sym_range(s));
+        if let Some(f) = self.facts.get(x) {
+            iv = iv.meet(f);
+        }
+        if let Some(ex) = self.excluded.get(x) {
+            bump_ends(&mut iv, ex);
+        }
+        iv
+    }
+
+    /// Interval of an arbitrary expression (after substitutions).
+    pub(crate) fn interval(&self, e: &Expr) -> Interval {
+        let e = self.apply_subst(e);
+        let (x, s, k) = split(&e);
+        if x.terms().is_empty() {
+            let v = k.to_i128_sat();
+            return Interval::point(v);
+        }
+        let iv = self.x_interval(&x);
+        let iv = if s < 0 { iv.neg() } else { iv };
+        iv.add(&Interval::point(k.to_i128_sat()))
+    }
+
+    fn apply_subst(&self, e: &Expr) -> Expr {
+        if self.subst.is_empty() {
+            return e.clone();
+        }
+        e.substitute(&|s| self.subst.get(s).cloned())
+    }
+
+    fn apply_subst_bool(&self, b: &BoolExpr) -> BoolExpr {
+        if self.subst.is_empty() {
+            return b.clone();
+        }
+        b.substitute(&|s| self.subst.get(s).cloned())
+    }
+
+    /// Decides `b` from ranges and facts, `None` when unknown.
+    pub(crate) fn decide(&self, b: &BoolExpr) -> Option<bool> {
+        if let Some(c) = b.as_const() {
+            return Some(c);
+        }
+        let b = self.apply_subst_bool(b);
+        self.decide_inner(&b)
+    }
+
+    fn decide_inner(&self, b: &BoolExpr) -> Option<bool> {
+        if !self.true_facts.is_empty() {
+            if self.true_facts.contains(b) {
+                return Some(true);
+            }
+            if self.true_facts.contains(&b.not()) {
+                return Some(false);
+            }
+        }
+        match b.kind() {
+            BoolKind::Const(c) => Some(*c),
+            BoolKind::Cmp(rel, p) => self.decide_cmp(*rel, p),
+            BoolKind::And(v) => {
+                let mut all = true;
+                for x in v {
+                    match self.decide_inner(x) {
+                        Some(false) => return Some(false),
+                        Some(true) => {}
+                        None => all = false,
+                    }
+                }
+                all.then_some(true)
+            }
+            BoolKind::Or(v) => {
+                let mut none = true;
+                for x in v {
+                    match self.decide_inner(x) {
+                        Some(true) => return Some(true),
+                        Some(false) => {}
+                        None => none = false,
+                    }
+                }
+                none.then_some(false)
+            }
+        }
+    }
+
+    fn decide_cmp(&self, rel: Rel, p: &Expr) -> Option<bool> {
+        let (x, s, k) = split(p);
+        let kv = k.as_i64()? as i128;
+        let iv = self.x_interval(&x);
+        if iv.is_empty() {
+            return None; // contradictory facts: decide nothing
+        }
+        let pv = if s < 0 { iv.neg() } else { iv }.add(&Interval::point(kv));
+        match rel {
+            Rel::Le => {
+                if pv.hi <= 0 {
+                    Some(true)
+                } else if pv.lo > 0 {
+                    Some(false)
+                } else {
+                    None
+                }
+            }
+            Rel::Eq | Rel::Ne => {
+                let eq = if pv.as_point() == Some(0) {
+                    Some(true)
+                } else if pv.lo > 0 || pv.hi < 0 {
+                    Some(false)
+                } else {
+                    // p == 0  <=>  x == -k*s
+                    let target = -kv * s as i128;
+                    self.excluded
+                        .get(&x)
+                        .and_then(|ex| ex.contains(&target).then_some(false))
+                };
+                if rel == Rel::Eq {
+                    eq
+                } else {
+                    eq.map(|v| !v)
+                }
+            }
+        }
+    }
+
+    /// Adds a condition known to hold.
+    pub(crate) fn assume(&mut self, b: &BoolExpr) {
+        let b = self.apply_subst_bool(b);
+        self.assume_inner(&b);
+    }
+
+    fn assume_inner(&mut self, b: &BoolExpr) {
+        match b.kind() {
+            BoolKind::Const(_) => {}
+            BoolKind::And(v) => {
+                for x in v {
+                    self.assume_inner(x);
+                }
+            }
+            BoolKind::Or(_) => {
+                self.true_facts.insert(b.clone());
+            }
+            BoolKind::Cmp(rel, p) => {
+                self.true_facts.insert(b.clone());
+                let (x, s, k) = split(p);
+                let Some(kv) = k.as_i64() else { return };
+                let kv = kv as i128;
+                // p = s*x + k
+                let bound = match rel {
+                    Rel::Le if s > 0 => Some(Interval::new(i128::MIN, -kv)),
+                    Rel::Le => Some(Interval::new(kv, i128::MAX)),
+                    Rel::Eq => Some(Interval::point(-kv * s as i128)),
+                    Rel::Ne => {
+                        self.excluded
+                            .entry(x.clone())
+                            .or_default()
+                            .push(-kv * s as i128);
+                        if let Some(sym) = x.as_symbol() {
+                            let sym = sym.clone();
+                            let mut r = self.sym_range(&sym);
+                            bump_ends(&mut r, &self.excluded[&x]);
+                            self.ranges.insert(sym, r);
+                        }
+                        None
+                    }
+                };
+                if let Some(bound) = bound {
+                    let f = self.facts.entry(x.clone()).or_insert(Interval::FULL);
+                    *f = f.meet(&bound);
+                    if let Some(sym) = x.as_symbol() {
+                        let sym = sym.clone();
+                        let r = self.sym_range(&sym).meet(&bound);
+                        self.ranges.insert(sym, r);
+                    }
+                }
+                if *rel == Rel::Eq {
+                    self.add_substitution(p);
+                }
+            }
+        }
+    }
+
+    /// For `p == 0`, eliminates the greatest symbol that occurs only linearly with a unit
+    /// coefficient.
+    fn add_substitution(&mut self, p: &Expr) {
+        let mut best: Option<(Symbol, Coeff)> = None;
+        let mut all_syms = Vec::new();
+        p.collect_symbols(&mut all_syms);
+        for t in p.terms() {
+            if let [(Atom::Sym(s), 1)] = t.mono.as_slice() {
+                if (t.coef.is_one() || t.coef == Coeff::Small(-1))
+                    && all_syms.iter().filter(|x| *x == s).count() == 1
+                {
+                    if best.as_ref().map_or(true, |(b, _)| s > b) {
+                        best = Some((s.clone(), t.coef.clone()));
+                    }
+                }
+            }
+        }
+        let Some((sym, c)) = best else { return };
+        // c*sym + rest == 0  =>  sym = -rest / c = -c * rest (c = ±1)
+        let rest = p.sub(&Expr::from_symbol(&sym).scale(&c));
+        let value = rest.scale(&c.neg());
+        // Keep earlier substitutions consistent.
+        for v in self.subst.values_mut() {
+            *v = v.substitute(&|s| (*s == sym).then(|| value.clone()));
+        }
+        self.subst.insert(sym, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(ranges: &[(&str, i128)]) -> Knowledge {
+        Knowledge::new(
+            ranges
+                .iter()
+                .map(|(n, lo)| (Symbol::new(n), Interval::new(*lo, i128::MAX)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn decides_from_ranges_and_facts() {
+        let mut kn = k(&[("a", 1), ("b", 0)]);
+        let p = |s: &str| BoolExpr::parse(s).unwrap();
+        assert_eq!(kn.decide(&p("a >= 1")), Some(true));
+        assert_eq!(kn.decide(&p("a == 0")), Some(false));
+        assert_eq!(kn.decide(&p("a*b >= 0")), Some(true));
+        assert_eq!(kn.decide(&p("b >= 1")), None);
+        kn.assume(&p("b != 0"));
+        assert_eq!(kn.decide(&p("b >= 1")), Some(true));
+        kn.assume(&p("a*b >= 7"));
+        assert_eq!(kn.decide(&p("a*b != 1")), Some(true));
+        assert_eq!(kn.decide(&p("b*a > 6")), Some(true));
+        kn.assume(&p("a == b + 1"));
+        assert_eq!(kn.decide(&p("a - b == 1")), Some(true));
+        assert_eq!(kn.decide(&p("a > b")), Some(true));
+    }
+}

@@ -1,0 +1,170 @@
+//! The `symstride conformance` command end to end: output format, `--check` summary and
+//! exit status, malformed input.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn golden(file: &str) -> PathBuf {
+    let dir = symstride::golden::find_golden_dir(Path::new(env!("CARGO_MANIFEST_DIR"))).expect(
+        "golden directory shared/golden not found beside the repository (or set SYMSTRIDE_GOLDEN)",
+    );
+    dir.join(file)
+}
+
+fn run(args: &[&str], files: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_symstride"))
+        .arg("conformance")
+        .args(args)
+        .args(files)
+        .output()
+        .expect("run symstride")
+}
+
+fn stdout_lines(o: &Output) -> Vec<String> {
+    String::from_utf8(o.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn expects(path: &Path) -> Vec<serde_json::Map<String, Value>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["expect"]
+                .as_object()
+                .unwrap()
+                .clone()
+        })
+        .collect()
+}
+
+/// A file in the temp dir, unique per test and process, removed on drop.
+struct TempFile(PathBuf);
+impl TempFile {
+    fn new(tag: &str, text: &str) -> TempFile {
+        let p =
+            std::env::temp_dir().join(format!("symstride-conf-{}-{tag}.jsonl", std::process::id()));
+        std::fs::write(&p, text).unwrap();
+        TempFile(p)
+    }
+}
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn layout_and_broadcast_golden_cases_all_pass() {
+    let (l, b) = (golden("layout.jsonl"), golden("broadcast.jsonl"));
+    let o = run(&["--check"], &[&l, &b]);
+    let lines = stdout_lines(&o);
+    let (n_l, n_b) = (expects(&l).len(), expects(&b).len());
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some(format!("{} passed, 0 failed", n_l + n_b).as_str()),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success());
+    assert_eq!(lines.len(), n_l + n_b + 1);
+}
+
+#[test]
+fn answers_have_exactly_the_expected_keys_in_input_order() {
+    let path = golden("layout.jsonl");
+    let o = run(&[], &[&path]);
+    assert!(o.status.success());
+    let lines = stdout_lines(&o);
+    let exp = expects(&path);
+    assert_eq!(lines.len(), exp.len(), "no summary line without --check");
+    for (line, e) in lines.iter().zip(&exp) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let got = v["got"].as_object().unwrap();
+        assert_eq!(got.keys().collect::<Vec<_>>(), e.keys().collect::<Vec<_>>());
+        assert_eq!(got, e);
+    }
+}
+
+#[test]
+fn elementwise_cases_are_answered_and_counted_honestly() {
+    let path = golden("elementwise.jsonl");
+    let o = run(&["--check"], &[&path]);
+    let lines = stdout_lines(&o);
+    let exp = expects(&path);
+    assert_eq!(lines.len(), exp.len() + 1);
+    let mut matching = 0;
+    for (line, e) in lines.iter().zip(&exp) {
+        let got = serde_json::from_str::<Value>(line).unwrap()["got"]
+            .as_object()
+            .unwrap()
+            .clone();
+        assert!(
+            got.keys().eq(e.keys()) || got.contains_key("error"),
+            "{line}"
+        );
+        matching += usize::from(&got == e);
+    }
+    let summary = format!("{matching} passed, {} failed", exp.len() - matching);
+    assert_eq!(lines.last().unwrap(), &summary);
+    assert_eq!(o.status.success(), matching == exp.len());
+}
+
+#[test]
+fn malformed_lines_are_reported_and_skipped() {
+    let f = TempFile::new(
+        "malformed",
+        concat!(
+            r#"{"kind":"broadcast","shapes":[[2,1],[3]],"expect":{"sizes":[2,3]}}"#,
+            "\n{\"kind\":\"broadcast\",\"shapes\":[[2,1]\n",
+            r#"{"kind":"broadcast","shapes":[[2],[3]],"expect":{"error":"broadcast"}}"#,
+            "\n",
+            r#"{"kind":"layout","sizes":[2,-1],"strides":[1,1],"expect":{"is_contiguous":false}}"#,
+            "\n"
+        ),
+    );
+    let o = run(&["--check"], &[&f.0]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(":2: malformed case"), "{err}");
+    let lines = stdout_lines(&o);
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert!(lines[1].contains("malformed"));
+    // A negative size is invalid input: answered with an error naming dim and value.
+    assert!(
+        lines[3].contains("error") && lines[3].contains("dim 1"),
+        "{}",
+        lines[3]
+    );
+    assert_eq!(lines[4], "2 passed, 2 failed");
+}
+
+#[test]
+fn mismatches_fail_the_check() {
+    let f = TempFile::new(
+        "wrong",
+        concat!(
+            r#"{"kind":"layout","sizes":[3,4],"strides":[1,3],"expect":{"is_contiguous":true}}"#,
+            "\n"
+        ),
+    );
+    let o = run(&["--check"], &[&f.0]);
+    assert!(!o.status.success());
+    assert_eq!(
+        stdout_lines(&o),
+        vec![r#"{"got":{"is_contiguous":false}}"#, "0 passed, 1 failed"]
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains(":1: layout mismatch"));
+}
+
+#[test]
+fn missing_file_fails() {
+    let o = run(&[], &[Path::new("/nonexistent/golden.jsonl")]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/golden.jsonl"));
+}
