@@ -122,7 +122,7 @@ fn storage_vec<T: Element>(t: &Tensor<T>) -> Vec<T> {
 }
 
 fn for_each_index(shape: &[i64], mut f: impl FnMut(&[i64])) {
-    if shape.iter().any(|&s| s == 0) {
+    if shape.contains(&0) {
         return;
     }
     let mut idx = vec![0i64; shape.len()];

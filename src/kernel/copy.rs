@@ -99,9 +99,9 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
         let mut idx = vec![0usize; p.shape.len()];
         for u in u0..u1 {
             let (b0, b1, mut o) = (u / blocks1 % blocks0, u % blocks1, u / (blocks0 * blocks1));
-            for d in 2..p.shape.len() {
-                idx[d] = o % p.shape[d];
-                o /= p.shape[d];
+            for (i, &s) in idx.iter_mut().zip(&p.shape).skip(2) {
+                *i = o % s;
+                o /= s;
             }
             idx[0] = b0 * t;
             idx[1] = b1 * t;

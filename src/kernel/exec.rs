@@ -189,10 +189,10 @@ impl<const N: usize> Prepared<N> {
     pub(crate) fn ptrs_at(&self, idx: &[usize]) -> [*mut u8; N] {
         let mut p = self.base;
         for (d, &i) in idx.iter().enumerate() {
-            for k in 0..N {
+            for (pk, &st) in p.iter_mut().zip(&self.strides[d]) {
                 // SAFETY: `idx` is inside `shape`, so by the `Prepared` invariant the result
-                // stays inside operand k's storage (in-bounds offset).
-                p[k] = unsafe { p[k].offset(i as isize * self.strides[d][k]) };
+                // stays inside the operand's storage (in-bounds offset).
+                *pk = unsafe { pk.offset(i as isize * st) };
             }
         }
         p

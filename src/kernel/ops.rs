@@ -9,8 +9,16 @@ use crate::tensor::{Element, FloatElement, MemoryFormat, NumElement, Tensor};
 use crate::{Error, Result};
 use std::mem::size_of;
 
-fn layout_of<T: Element>(t: &Tensor<T>) -> Layout<'_> {
-    Layout {
+/// What the plan builder needs to know about one operand.
+struct Operand<'a> {
+    sizes: &'a [i64],
+    strides: &'a [i64],
+    offset: i64,
+    element_size: usize,
+}
+
+fn operand<T: Element>(t: &Tensor<T>) -> Operand<'_> {
+    Operand {
         sizes: &t.sizes,
         strides: &t.strides,
         offset: t.offset,
@@ -18,33 +26,61 @@ fn layout_of<T: Element>(t: &Tensor<T>) -> Layout<'_> {
     }
 }
 
-/// Allocates the output of an elementwise op over `inputs` (TensorIterator's layout rule:
-/// broadcast shape, dense, dimension order following the inputs' strides).
-fn alloc_output<O: Element>(inputs: &[Layout<'_>]) -> Result<Tensor<O>> {
-    let shape = broadcast_shapes(&inputs.iter().map(|l| l.sizes).collect::<Vec<_>>())?;
-    let strides = output_strides(&shape, inputs)?;
-    Tensor::uninit(&shape, &strides)
-}
-
-fn plan_for(ops: &[Layout<'_>]) -> Result<Plan<i64>> {
-    build_plan(ops, 1)
-}
-
-/// `out` must have the broadcast shape of `out` and the inputs (inputs broadcast to it; an
-/// output is never resized or broadcast itself).
-fn check_out_shape(out: &[i64], inputs: &[Layout<'_>]) -> Result<()> {
-    let mut shapes = vec![out];
-    shapes.extend(inputs.iter().map(|l| l.sizes));
-    let shape = broadcast_shapes(&shapes)?;
-    if shape != out {
-        return Err(Error::layout(
-            "out",
-            format!(
-                "sizes {out:?} do not match the broadcast shape {shape:?} of out and the inputs"
-            ),
-        ));
+fn layout<'a>(o: &Operand<'a>) -> Layout<'a> {
+    Layout {
+        sizes: o.sizes,
+        strides: o.strides,
+        offset: o.offset,
+        element_size: o.element_size,
     }
-    Ok(())
+}
+
+/// Builds the plan of an elementwise op: the one place plans are built, so swapping in the
+/// `iter` build touches only this function.
+///
+/// `out = None` asks for an output to be allocated: the plan's `broadcast_shape` and
+/// `output_strides[0]` describe it (dense, TensorIterator's layout rule), offset 0. A given
+/// `out` must already have the broadcast shape of itself and the inputs (it is never resized).
+fn build(
+    out: Option<Operand<'_>>,
+    out_element_size: usize,
+    inputs: &[Operand<'_>],
+) -> Result<Plan<i64>> {
+    // TEMPORARY builder (see `build.rs`), replaced by `crate::iter` once merged.
+    let ins: Vec<Layout<'_>> = inputs.iter().map(layout).collect();
+    match out {
+        Some(o) => {
+            let mut shapes = vec![o.sizes];
+            shapes.extend(inputs.iter().map(|l| l.sizes));
+            let shape = broadcast_shapes(&shapes)?;
+            if shape != o.sizes {
+                return Err(Error::layout(
+                    "out",
+                    format!("sizes {:?} do not match the broadcast shape {shape:?} of out and the inputs", o.sizes),
+                ));
+            }
+            let mut ops = vec![layout(&o)];
+            ops.extend(ins);
+            build_plan(&ops, 1)
+        }
+        None => {
+            let shape = broadcast_shapes(&inputs.iter().map(|l| l.sizes).collect::<Vec<_>>())?;
+            let strides = output_strides(&shape, &ins)?;
+            let mut ops = vec![Layout {
+                sizes: &shape,
+                strides: &strides,
+                offset: 0,
+                element_size: out_element_size,
+            }];
+            ops.extend(ins);
+            build_plan(&ops, 1)
+        }
+    }
+}
+
+/// Allocates the output a plan built with `out = None` describes.
+fn alloc<O: Element>(plan: &Plan<i64>) -> Result<Tensor<O>> {
+    Tensor::uninit(&plan.broadcast_shape, &plan.output_strides[0])
 }
 
 /// `f(a)` into a new tensor.
@@ -53,9 +89,9 @@ pub fn map1<A: Element, O: Element, F: Map1<A, O>>(
     f: &F,
     cfg: &ExecConfig,
 ) -> Result<Tensor<O>> {
-    let ins = [layout_of(a)];
-    let out = alloc_output::<O>(&ins)?;
-    map1_out(a, &out, f, cfg)?;
+    let plan = build(None, size_of::<O>(), &[operand(a)])?;
+    let out = alloc::<O>(&plan)?;
+    execute_map1(&plan, &out.storage, &a.storage, f, cfg)?;
     Ok(out)
 }
 
@@ -66,8 +102,7 @@ pub fn map1_out<A: Element, O: Element, F: Map1<A, O>>(
     f: &F,
     cfg: &ExecConfig,
 ) -> Result<()> {
-    check_out_shape(&out.sizes, &[layout_of(a)])?;
-    let plan = plan_for(&[layout_of(out), layout_of(a)])?;
+    let plan = build(Some(operand(out)), size_of::<O>(), &[operand(a)])?;
     execute_map1(&plan, &out.storage, &a.storage, f, cfg)
 }
 
@@ -78,8 +113,9 @@ pub fn map2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
     f: &F,
     cfg: &ExecConfig,
 ) -> Result<Tensor<O>> {
-    let out = alloc_output::<O>(&[layout_of(a), layout_of(b)])?;
-    map2_out(a, b, &out, f, cfg)?;
+    let plan = build(None, size_of::<O>(), &[operand(a), operand(b)])?;
+    let out = alloc::<O>(&plan)?;
+    execute_map2(&plan, &out.storage, &a.storage, &b.storage, f, cfg)?;
     Ok(out)
 }
 
@@ -91,8 +127,11 @@ pub fn map2_out<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
     f: &F,
     cfg: &ExecConfig,
 ) -> Result<()> {
-    check_out_shape(&out.sizes, &[layout_of(a), layout_of(b)])?;
-    let plan = plan_for(&[layout_of(out), layout_of(a), layout_of(b)])?;
+    let plan = build(
+        Some(operand(out)),
+        size_of::<O>(),
+        &[operand(a), operand(b)],
+    )?;
     execute_map2(&plan, &out.storage, &a.storage, &b.storage, f, cfg)
 }
 
@@ -104,8 +143,17 @@ pub fn map3<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B, C, O>>
     f: &F,
     cfg: &ExecConfig,
 ) -> Result<Tensor<O>> {
-    let out = alloc_output::<O>(&[layout_of(a), layout_of(b), layout_of(c)])?;
-    map3_out(a, b, c, &out, f, cfg)?;
+    let plan = build(None, size_of::<O>(), &[operand(a), operand(b), operand(c)])?;
+    let out = alloc::<O>(&plan)?;
+    execute_map3(
+        &plan,
+        &out.storage,
+        &a.storage,
+        &b.storage,
+        &c.storage,
+        f,
+        cfg,
+    )?;
     Ok(out)
 }
 
@@ -118,8 +166,11 @@ pub fn map3_out<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B, C,
     f: &F,
     cfg: &ExecConfig,
 ) -> Result<()> {
-    check_out_shape(&out.sizes, &[layout_of(a), layout_of(b), layout_of(c)])?;
-    let plan = plan_for(&[layout_of(out), layout_of(a), layout_of(b), layout_of(c)])?;
+    let plan = build(
+        Some(operand(out)),
+        size_of::<O>(),
+        &[operand(a), operand(b), operand(c)],
+    )?;
     execute_map3(
         &plan,
         &out.storage,
@@ -137,7 +188,7 @@ pub fn copy_into<S: Element, O: Element>(
     src: &Tensor<S>,
     cfg: &ExecConfig,
 ) -> Result<()> {
-    let plan = plan_for(&[layout_of(dst), layout_of(src)])?;
+    let plan = build(Some(operand(dst)), size_of::<O>(), &[operand(src)])?;
     execute_copy(&plan, &dst.storage, &src.storage, cfg)
 }
 

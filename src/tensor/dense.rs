@@ -2,8 +2,8 @@
 
 use super::element::{DType, Element};
 use super::format;
-use crate::layout::MemoryFormat;
 use super::storage::Storage;
+use crate::layout::MemoryFormat;
 use crate::{Error, Result};
 use smallvec::SmallVec;
 

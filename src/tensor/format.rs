@@ -29,7 +29,8 @@ pub(crate) fn is_contiguous_as(sizes: &[i64], strides: &[i64], format: MemoryFor
 
 /// PyTorch's `suggest_memory_format()` (strides "like" channels-last suffice).
 pub(crate) fn suggest_memory_format(sizes: &[i64], strides: &[i64]) -> MemoryFormat {
-    layout::suggest_memory_format(sizes, strides, StrideMatch::Like).unwrap_or(MemoryFormat::Contiguous)
+    layout::suggest_memory_format(sizes, strides, StrideMatch::Like)
+        .unwrap_or(MemoryFormat::Contiguous)
 }
 
 /// c10's `is_non_overlapping_and_dense`.
@@ -45,7 +46,7 @@ pub(crate) fn preserve_strides(sizes: &[i64], strides: &[i64]) -> Vec<i64> {
 /// True when no two in-bounds indices address the same element (a sufficient test: dims of
 /// size > 1 sorted by stride must each step past the extent of all smaller ones).
 pub(crate) fn is_non_overlapping(sizes: &[i64], strides: &[i64]) -> bool {
-    if sizes.iter().any(|&s| s == 0) {
+    if sizes.contains(&0) {
         return true;
     }
     let mut dims: Vec<(i64, i64)> = sizes
@@ -80,8 +81,18 @@ mod tests {
 
     #[test]
     fn ambiguous_channels_last() {
-        assert_eq!(suggest_memory_format(&[2, 1, 4, 4], &[16, 16, 4, 1]), MemoryFormat::Contiguous);
-        assert!(is_contiguous_as(&[2, 1, 4, 4], &[16, 16, 4, 1], MemoryFormat::ChannelsLast));
-        assert_eq!(suggest_memory_format(&[2, 3, 4, 5], &[60, 1, 15, 3]), MemoryFormat::ChannelsLast);
+        assert_eq!(
+            suggest_memory_format(&[2, 1, 4, 4], &[16, 16, 4, 1]),
+            MemoryFormat::Contiguous
+        );
+        assert!(is_contiguous_as(
+            &[2, 1, 4, 4],
+            &[16, 16, 4, 1],
+            MemoryFormat::ChannelsLast
+        ));
+        assert_eq!(
+            suggest_memory_format(&[2, 3, 4, 5], &[60, 1, 15, 3]),
+            MemoryFormat::ChannelsLast
+        );
     }
 }

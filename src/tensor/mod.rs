@@ -35,9 +35,9 @@ mod format;
 mod nd;
 mod storage;
 
+pub use crate::layout::MemoryFormat;
 pub use dense::{Dims, Tensor};
 pub use element::{DType, Element, FloatElement, NumElement, Scalar};
-pub use crate::layout::MemoryFormat;
 #[cfg(feature = "ndarray")]
 pub use nd::{NdView, NdViewMut};
 pub use storage::{set_pool_limit, ReadGuard, Storage, WriteGuard};
