@@ -25,7 +25,11 @@ fn main() {
         paths.sort();
         for path in paths {
             println!("cargo:rerun-if-changed={}", path.display());
-            let stem = path.file_stem().unwrap().to_string_lossy().replace(['-', '.'], "_");
+            let stem = path
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .replace(['-', '.'], "_");
             let text = std::fs::read_to_string(&path).expect("notebook is readable");
             let nb: serde_json::Value = serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("{}: invalid notebook JSON: {e}", path.display()));
@@ -55,7 +59,10 @@ fn main() {
                 writeln!(code, ";\nout.push(std::mem::take(&mut __cell));").unwrap();
             }
             writeln!(code, "Ok(())\n}}").unwrap();
-            names.push((stem, path.file_name().unwrap().to_string_lossy().to_string()));
+            names.push((
+                stem,
+                path.file_name().unwrap().to_string_lossy().to_string(),
+            ));
         }
     }
     writeln!(

@@ -17,7 +17,10 @@ fn saved_text(cell: &Value) -> String {
     for o in cell["outputs"].as_array().into_iter().flatten() {
         if o["output_type"] == "stream" && o["name"] == "stdout" {
             match &o["text"] {
-                Value::Array(lines) => lines.iter().filter_map(|l| l.as_str()).for_each(|l| s.push_str(l)),
+                Value::Array(lines) => lines
+                    .iter()
+                    .filter_map(|l| l.as_str())
+                    .for_each(|l| s.push_str(l)),
                 Value::String(t) => s.push_str(t),
                 _ => {}
             }
@@ -27,11 +30,16 @@ fn saved_text(cell: &Value) -> String {
 }
 
 fn is_nondeterministic(cell: &Value) -> bool {
-    cell["metadata"]["tags"].as_array().is_some_and(|t| t.iter().any(|x| x == "nondeterministic"))
+    cell["metadata"]["tags"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|x| x == "nondeterministic"))
 }
 
 fn to_lines(text: &str) -> Value {
-    let mut lines: Vec<Value> = text.split_inclusive('\n').map(|l| Value::String(l.to_string())).collect();
+    let mut lines: Vec<Value> = text
+        .split_inclusive('\n')
+        .map(|l| Value::String(l.to_string()))
+        .collect();
     if lines.is_empty() {
         lines = vec![];
     }
@@ -45,17 +53,25 @@ fn notebooks_run_and_outputs_match() {
     let count = all.len();
     let mut failures = Vec::new();
     for (file, run) in all {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("notebooks").join(file);
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("notebooks")
+            .join(file);
         let text = std::fs::read_to_string(&path).unwrap();
         let mut nb: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(nb["metadata"]["kernelspec"]["language"], "rust", "{file}: kernelspec.language");
+        assert_eq!(
+            nb["metadata"]["kernelspec"]["language"], "rust",
+            "{file}: kernelspec.language"
+        );
         let mut outputs = Vec::new();
         if let Err(e) = run(&mut outputs) {
             failures.push(format!("{file}: a cell failed: {e}"));
             continue;
         }
         let cells = nb["cells"].as_array_mut().unwrap();
-        let code_cells: Vec<&mut Value> = cells.iter_mut().filter(|c| c["cell_type"] == "code").collect();
+        let code_cells: Vec<&mut Value> = cells
+            .iter_mut()
+            .filter(|c| c["cell_type"] == "code")
+            .collect();
         assert_eq!(code_cells.len(), outputs.len(), "{file}: cell count");
         for (i, (cell, got)) in code_cells.into_iter().zip(&outputs).enumerate() {
             if bless {
