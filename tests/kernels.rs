@@ -386,11 +386,21 @@ fn overlapping_outputs_are_rejected() {
     drop(g);
 }
 
+/// A plan from the `iter` build for a 1-d f32 copy of `n` elements.
+fn plan_1d(n: i64) -> symstride::iter::Plan<i64> {
+    use symstride::iter::{TensorIteratorConfig, TensorSpec};
+    TensorIteratorConfig::new()
+        .add_output(TensorSpec::new(vec![n], vec![1], 4))
+        .add_input(TensorSpec::new(vec![n], vec![1], 4))
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn invalid_plans_are_rejected_before_any_access() {
     let out = Tensor::<f32>::zeros(&[4]).unwrap();
     let a = Tensor::<f32>::zeros(&[4]).unwrap();
-    let mut plan = kernel::plan_for_layouts(&[(&[4], &[1], 0, 4), (&[4], &[1], 0, 4)]).unwrap();
+    let mut plan = plan_1d(4);
     let add1 = |x: f32| x + 1.0;
     kernel::execute_map1(
         &plan,
@@ -441,7 +451,7 @@ fn invalid_plans_are_rejected_before_any_access() {
     )
     .is_err());
     let small = Tensor::<f32>::zeros(&[3]).unwrap();
-    let plan = kernel::plan_for_layouts(&[(&[4], &[1], 0, 4), (&[4], &[1], 0, 4)]).unwrap();
+    let plan = plan_1d(4);
     assert!(kernel::execute_map1(
         &plan,
         out.storage(),

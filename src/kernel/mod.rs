@@ -35,12 +35,12 @@
 //! input's fastest dimension next to the output's and copies `tile × tile` blocks, so both sides
 //! use whole cache lines while the block is cache resident.
 //!
-//! # Temporary plan builder
-//! Until the TensorIterator build of [`crate::iter`] lands, tensor ops build plans with a small
-//! private builder (`build.rs`: broadcast, PyTorch's stride permutation, coalescing). It will
-//! be replaced by `iter`'s build; the execution entry points already take a `&Plan<i64>`.
+//! # Plans
+//! Tensor ops build their plans with the TensorIterator build ([`crate::iter`]): allocated
+//! outputs take the layout the build computes (a channels-last input gives a channels-last
+//! output), given outputs are never resized. Callers with their own plans (e.g. a plan
+//! specialized ahead of time from a symbolic build) call the `execute_*` entry points directly.
 
-mod build;
 mod config;
 mod copy;
 mod exec;
@@ -56,25 +56,3 @@ pub use ops::{
     where_, Abs, Add, Addcmul, Div, Exp, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt, Sub,
     Tanh, Where,
 };
-
-/// Builds a plan for concrete operands `ops[0]` (the output, defining the shape) and inputs
-/// (broadcast to it), given as `(sizes, strides in elements, offset, element size)`.
-///
-/// TEMPORARY: replaced by the `iter` module's build once it lands.
-pub fn plan_for_layouts(
-    ops: &[(&[i64], &[i64], i64, usize)],
-) -> crate::Result<crate::iter::Plan<i64>> {
-    let ls: Vec<build::Layout<'_>> = ops
-        .iter()
-        .map(|&(sizes, strides, offset, element_size)| build::Layout {
-            sizes,
-            strides,
-            offset,
-            element_size,
-        })
-        .collect();
-    if ls.is_empty() {
-        return Err(crate::Error::invalid("plan_for_layouts: no operands"));
-    }
-    build::build_plan(&ls, 1)
-}

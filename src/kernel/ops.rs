@@ -1,20 +1,21 @@
 //! Tensor-level operations: broadcast, allocate the output, build a plan, execute.
 
-use super::build::{broadcast_shapes, build_plan, output_strides, Layout};
 use super::config::ExecConfig;
 use super::copy::execute_copy;
 use super::loops::{execute_map1, execute_map2, execute_map3, Map1, Map2, Map3};
-use crate::iter::Plan;
+use crate::iter::{IterOptions, Plan, TensorIteratorConfig, TensorSpec};
 use crate::tensor::{Element, FloatElement, MemoryFormat, NumElement, Tensor};
-use crate::{Error, Result};
+use crate::Result;
 use std::mem::size_of;
 
-/// What the plan builder needs to know about one operand.
+/// What the plan build needs to know about one operand.
 struct Operand<'a> {
     sizes: &'a [i64],
     strides: &'a [i64],
     offset: i64,
     element_size: usize,
+    storage_id: u64,
+    storage_bytes: i64,
 }
 
 fn operand<T: Element>(t: &Tensor<T>) -> Operand<'_> {
@@ -23,59 +24,37 @@ fn operand<T: Element>(t: &Tensor<T>) -> Operand<'_> {
         strides: &t.strides,
         offset: t.offset,
         element_size: size_of::<T>(),
+        storage_id: t.storage.id() as u64,
+        // a storage never exceeds isize::MAX bytes
+        storage_bytes: (t.storage.len() * size_of::<T>()) as i64,
     }
 }
 
-fn layout<'a>(o: &Operand<'a>) -> Layout<'a> {
-    Layout {
-        sizes: o.sizes,
-        strides: o.strides,
-        offset: o.offset,
-        element_size: o.element_size,
-    }
+fn spec(o: &Operand<'_>) -> TensorSpec<i64> {
+    TensorSpec::new(o.sizes.to_vec(), o.strides.to_vec(), o.element_size)
+        .with_offset(o.offset)
+        .with_storage(o.storage_id, o.storage_bytes)
 }
 
-/// Builds the plan of an elementwise op: the one place plans are built, so swapping in the
-/// `iter` build touches only this function.
+/// Builds the plan of an elementwise op with the TensorIterator build ([`crate::iter`]).
 ///
 /// `out = None` asks for an output to be allocated: the plan's `broadcast_shape` and
 /// `output_strides[0]` describe it (dense, TensorIterator's layout rule), offset 0. A given
-/// `out` must already have the broadcast shape of itself and the inputs (it is never resized).
-fn build(
-    out: Option<Operand<'_>>,
-    out_element_size: usize,
-    inputs: &[Operand<'_>],
-) -> Result<Plan<i64>> {
-    // TEMPORARY builder (see `build.rs`), replaced by `crate::iter` once merged.
-    let ins: Vec<Layout<'_>> = inputs.iter().map(layout).collect();
-    match out {
-        Some(o) => {
-            let mut shapes = vec![o.sizes];
-            shapes.extend(inputs.iter().map(|l| l.sizes));
-            let shape = broadcast_shapes(&shapes)?;
-            if shape != o.sizes {
-                return Err(Error::layout(
-                    "out",
-                    format!("sizes {:?} do not match the broadcast shape {shape:?} of out and the inputs", o.sizes),
-                ));
-            }
-            let mut ops = vec![layout(&o)];
-            ops.extend(ins);
-            build_plan(&ops, 1)
-        }
-        None => {
-            let shape = broadcast_shapes(&inputs.iter().map(|l| l.sizes).collect::<Vec<_>>())?;
-            let strides = output_strides(&shape, &ins)?;
-            let mut ops = vec![Layout {
-                sizes: &shape,
-                strides: &strides,
-                offset: 0,
-                element_size: out_element_size,
-            }];
-            ops.extend(ins);
-            build_plan(&ops, 1)
-        }
+/// `out` must already have the broadcast shape of itself and the inputs: it is never resized
+/// (`resize_outputs: false`), since a view cannot be resized in place.
+fn build(out: Option<Operand<'_>>, out_element_size: usize, inputs: &[Operand<'_>]) -> Result<Plan<i64>> {
+    let mut cfg = TensorIteratorConfig::new().options(IterOptions {
+        resize_outputs: false,
+        ..IterOptions::default()
+    });
+    cfg = match out {
+        Some(o) => cfg.add_output(spec(&o)),
+        None => cfg.add_undefined_output(out_element_size),
+    };
+    for i in inputs {
+        cfg = cfg.add_input(spec(i));
     }
+    cfg.build()
 }
 
 /// Allocates the output a plan built with `out = None` describes.

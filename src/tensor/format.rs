@@ -4,17 +4,6 @@
 
 use crate::layout::{self, MemoryFormat, StrideMatch};
 
-/// Dense strides laying out `sizes` in `order` (innermost first). Size-0/1 dims count as 1.
-pub(crate) fn strides_for_order(sizes: &[i64], order: &[usize]) -> Vec<i64> {
-    let mut strides = vec![0; sizes.len()];
-    let mut acc: i64 = 1;
-    for &d in order {
-        strides[d] = acc;
-        acc = acc.saturating_mul(sizes[d].max(1));
-    }
-    strides
-}
-
 /// PyTorch's `is_contiguous(memory_format)` (false for a format that does not fit the rank,
 /// and for `Preserve`).
 pub(crate) fn is_contiguous_as(sizes: &[i64], strides: &[i64], format: MemoryFormat) -> bool {

@@ -44,11 +44,6 @@ pub use storage::{set_pool_limit, ReadGuard, Storage, WriteGuard};
 
 pub(crate) use storage::{borrow_all, RawStorage};
 
-/// Dense strides laying out `sizes` in `order` (innermost first).
-pub(crate) fn strides_in_order(sizes: &[i64], order: &[usize]) -> Vec<i64> {
-    format::strides_for_order(sizes, order)
-}
-
 /// Sufficient test that a layout has no internal overlap.
 pub(crate) fn layout_is_non_overlapping(sizes: &[i64], strides: &[i64]) -> bool {
     format::is_non_overlapping(sizes, strides)
