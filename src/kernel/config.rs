@@ -27,6 +27,19 @@ impl Default for ExecConfig {
 }
 
 impl ExecConfig {
+    /// `grain_size`, at least 1 (the fields are public, so kernels sanitize what they read).
+    pub(crate) fn grain(&self) -> usize {
+        self.grain_size.max(1)
+    }
+    /// `tile`, at least 4.
+    pub(crate) fn tile_edge(&self) -> usize {
+        self.tile.max(4)
+    }
+    /// `tasks_per_thread`, at least 1.
+    pub(crate) fn tasks(&self) -> usize {
+        self.tasks_per_thread.max(1)
+    }
+
     /// Sets [`ExecConfig::grain_size`] (clamped to at least 1).
     pub fn with_grain_size(mut self, grain: usize) -> Self {
         self.grain_size = grain.max(1);

@@ -75,7 +75,7 @@ pub fn execute_copy<S: Element, O: Element>(
 /// The dimension along which the source is contiguous, if tiling pays off.
 fn tile_partner<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) -> Option<usize> {
     let (eo, es) = (size_of::<O>() as isize, size_of::<S>() as isize);
-    let t = cfg.tile;
+    let t = cfg.tile_edge();
     if p.shape.len() < 2 || p.shape[0] < 2 || p.strides[0][0] != eo || p.strides[0][1] == es {
         return None;
     }
@@ -86,7 +86,7 @@ fn tile_partner<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) -> Op
 /// block index along dim 1 (the source's contiguous dim) fastest, so consecutive tiles continue
 /// the same source rows (sequential reads, few TLB misses); ranges of units go to rayon tasks.
 fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
-    let t = cfg.tile;
+    let t = cfg.tile_edge();
     let (n0, n1) = (p.shape[0], p.shape[1]);
     let (blocks0, blocks1) = (n0.div_ceil(t), n1.div_ceil(t));
     let outer: usize = p.shape[2..].iter().product();
@@ -115,13 +115,13 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
         }
     };
     let threads = rayon::current_num_threads();
-    if units * unit_elems < 2 * cfg.grain_size || threads <= 1 || units < 2 {
+    if units * unit_elems < 2 * cfg.grain() || threads <= 1 || units < 2 {
         run_units(0, units);
         return;
     }
-    let per_task = (cfg.grain_size / unit_elems)
+    let per_task = (cfg.grain() / unit_elems)
         .max(1)
-        .max(units.div_ceil(threads * cfg.tasks_per_thread));
+        .max(units.div_ceil(threads * cfg.tasks()));
     let tasks = units.div_ceil(per_task);
     (0..tasks)
         .into_par_iter()

@@ -256,12 +256,12 @@ impl<const N: usize> Prepared<N> {
             return;
         }
         let threads = rayon::current_num_threads();
-        if n < 2 * cfg.grain_size || threads <= 1 {
+        if n < 2 * cfg.grain() || threads <= 1 {
             self.run_range(0, n, inner);
             return;
         }
-        let tasks = (n / cfg.grain_size)
-            .min(threads * cfg.tasks_per_thread)
+        let tasks = (n / cfg.grain())
+            .min(threads * cfg.tasks())
             .max(1);
         let chunk = n.div_ceil(tasks);
         (0..tasks).into_par_iter().with_min_len(1).for_each(|t| {

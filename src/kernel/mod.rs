@@ -22,6 +22,10 @@
 //! compiler vectorizes it); stride-0 inputs → a scalar hoisted out of an otherwise contiguous
 //! loop; otherwise a general strided loop.
 //!
+//! Verified, not assumed: `perf annotate` of `symstride bench --only add_contig_16M_out`
+//! shows the f32 add row loop as packed `movups`/`addps` (SSE2, the default x86-64 target;
+//! build with `-C target-cpu=native` for AVX), unrolled twice.
+//!
 //! # Parallelism and the grain size
 //! Work below `2 × grain_size` elements (default 32768, [`ExecConfig`]) runs on the calling
 //! thread: a rayon hand-off costs microseconds, more than a small op. Larger work is cut into at
@@ -31,9 +35,21 @@
 //!
 //! # Why tiles
 //! A copy whose output and input disagree on the fastest dimension (transpose, NCHW↔NHWC)
-//! reads one element per cache line if walked in output order. [`execute_copy`] then swaps the
-//! input's fastest dimension next to the output's and copies `tile × tile` blocks, so both sides
-//! use whole cache lines while the block is cache resident.
+//! reads one element per cache line if walked in output order, and at power-of-two strides
+//! every line of a column maps to the same cache set. [`execute_copy`] then moves the input's
+//! fastest dimension next to the output's and copies `tile × tile` blocks through a small
+//! buffer: rows of the source are streamed in along its contiguous dimension, rows of the
+//! output are streamed out along its own, so both sides use whole lines. Tiles are numbered so
+//! consecutive tiles continue the same source rows (sequential reads, few TLB misses). On the
+//! 4096² f32 transpose this took one thread from 65 ms (direct strided walk) to 17 ms against
+//! 12 ms for a plain memcpy of the same bytes; the default edge of 64 was measured (32 and
+//! 128 were 3-4× slower). With few channels (NCHW → NHWC, C = 3) a tile is one contiguous
+//! output block and is written with a single copy.
+//!
+//! # Allocated outputs
+//! Ops that allocate their output get it from the storage pool (see [`crate::tensor`]): a fresh
+//! 64 MiB output would pay 16k page faults, as much time again as the op. Pool misses are first
+//! touched by the kernel itself, in parallel, so their faults are spread over the threads.
 //!
 //! # Plans
 //! Tensor ops build their plans with the TensorIterator build ([`crate::iter`]): allocated

@@ -243,7 +243,9 @@ impl<T: Element> Tensor<T> {
     /// All elements in logical (row-major) order.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let n = self.numel() as usize;
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::new();
+        out.try_reserve_exact(n)
+            .map_err(|_| Error::invalid(format!("to_vec: cannot allocate {n} elements")))?;
         if n == 0 {
             return Ok(out);
         }
@@ -329,11 +331,7 @@ impl<T: Element> Tensor<T> {
             }
         };
         let (start, end) = (clamp(start), clamp(end));
-        let len = if end > start {
-            (end - start + step - 1) / step
-        } else {
-            0
-        };
+        let len = if end > start { (end - start - 1) / step + 1 } else { 0 };
         let mut sizes = self.sizes.clone();
         let mut strides = self.strides.clone();
         sizes[dim] = len;
@@ -387,7 +385,7 @@ impl<T: Element> Tensor<T> {
             )));
         }
         let st = if dim < self.dim() {
-            self.sizes[dim] * self.strides[dim]
+            self.sizes[dim].saturating_mul(self.strides[dim])
         } else {
             1
         };

@@ -223,8 +223,11 @@ impl<'a> RawStorage<'a> {
 
 /// Borrows every distinct storage of a kernel call: exclusively if an output lives in it,
 /// shared otherwise. Operands `0..num_outputs` are outputs.
-pub(crate) fn borrow_all<'a>(ops: &[RawStorage<'a>], num_outputs: usize) -> Result<Vec<Guard<'a>>> {
-    let mut guards = Vec::with_capacity(ops.len());
+pub(crate) fn borrow_all<'a>(
+    ops: &[RawStorage<'a>],
+    num_outputs: usize,
+) -> Result<smallvec::SmallVec<[Guard<'a>; 4]>> {
+    let mut guards = smallvec::SmallVec::new();
     for (i, op) in ops.iter().enumerate() {
         if ops[..i].iter().any(|o| o.id == op.id) {
             continue;
