@@ -521,3 +521,52 @@ fn allocated_outputs_follow_input_layout() {
         Err(Error::Broadcast { .. })
     ));
 }
+
+/// Every source/destination element type pair, through a strided (transposed) copy large
+/// enough to take the tiled path, against the scalar cast.
+#[test]
+fn cast_matrix_all_element_types() {
+    fn check<S: Element, D: Element>() {
+        let src = Tensor::from_vec(
+            (0..70 * 90)
+                .map(|i| S::cast_from((i % 7) as i64 - 3))
+                .collect(),
+            &[70, 90],
+        )
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+        let dst = Tensor::<D>::zeros(&[90, 70]).unwrap();
+        let cfg = ExecConfig::default().with_grain_size(100);
+        pool(2).install(|| kernel::copy_into(&dst, &src, &cfg).unwrap());
+        let want: Vec<D> = src
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(D::cast_from)
+            .collect();
+        assert_eq!(
+            dst.to_vec().unwrap(),
+            want,
+            "{:?} -> {:?}",
+            S::DTYPE,
+            D::DTYPE
+        );
+    }
+    macro_rules! row {
+        ($s:ty) => {
+            check::<$s, f32>();
+            check::<$s, f64>();
+            check::<$s, i32>();
+            check::<$s, i64>();
+            check::<$s, u8>();
+            check::<$s, bool>();
+        };
+    }
+    row!(f32);
+    row!(f64);
+    row!(i32);
+    row!(i64);
+    row!(u8);
+    row!(bool);
+}

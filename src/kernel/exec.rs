@@ -260,9 +260,7 @@ impl<const N: usize> Prepared<N> {
             self.run_range(0, n, inner);
             return;
         }
-        let tasks = (n / cfg.grain())
-            .min(threads * cfg.tasks())
-            .max(1);
+        let tasks = (n / cfg.grain()).min(threads * cfg.tasks()).max(1);
         let chunk = n.div_ceil(tasks);
         (0..tasks).into_par_iter().with_min_len(1).for_each(|t| {
             let b = t * chunk;

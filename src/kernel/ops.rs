@@ -42,7 +42,11 @@ fn spec(o: &Operand<'_>) -> TensorSpec<i64> {
 /// `output_strides[0]` describe it (dense, TensorIterator's layout rule), offset 0. A given
 /// `out` must already have the broadcast shape of itself and the inputs: it is never resized
 /// (`resize_outputs: false`), since a view cannot be resized in place.
-fn build(out: Option<Operand<'_>>, out_element_size: usize, inputs: &[Operand<'_>]) -> Result<Plan<i64>> {
+fn build(
+    out: Option<Operand<'_>>,
+    out_element_size: usize,
+    inputs: &[Operand<'_>],
+) -> Result<Plan<i64>> {
     let mut cfg = TensorIteratorConfig::new().options(IterOptions {
         resize_outputs: false,
         ..IterOptions::default()

@@ -331,7 +331,11 @@ impl<T: Element> Tensor<T> {
             }
         };
         let (start, end) = (clamp(start), clamp(end));
-        let len = if end > start { (end - start - 1) / step + 1 } else { 0 };
+        let len = if end > start {
+            (end - start - 1) / step + 1
+        } else {
+            0
+        };
         let mut sizes = self.sizes.clone();
         let mut strides = self.strides.clone();
         sizes[dim] = len;
