@@ -521,11 +521,16 @@ impl<'a, I: Int> TensorIterator<'a, I> {
     fn reorder_dimensions(&mut self) -> Result<()> {
         self.perm = self.compute_perm()?;
         let perm = &self.perm;
-        let reorder = |v: &[I]| perm.iter().map(|&p| v[p].clone()).collect::<Vec<I>>();
-        self.shape = reorder(&self.shape);
+        // In place through a stack scratch buffer: no allocation per operand.
+        let reorder = |v: &mut Vec<I>| {
+            let tmp: smallvec::SmallVec<[I; 8]> = perm.iter().map(|&p| v[p].clone()).collect();
+            v.clear();
+            v.extend(tmp);
+        };
+        reorder(&mut self.shape);
         for op in &mut self.operands {
             if !op.stride_bytes.is_empty() {
-                op.stride_bytes = reorder(&op.stride_bytes);
+                reorder(&mut op.stride_bytes);
             }
         }
         Ok(())
