@@ -44,7 +44,10 @@ pub(super) fn validate_operand<I: Int>(name: impl Display + Copy, t: &TensorSpec
     let offset = t.storage_offset.hint();
     if let Some(o) = offset {
         if o < 0 {
-            return Err(Error::layout(name.to_string(), format!("negative storage offset {o}")));
+            return Err(Error::layout(
+                name.to_string(),
+                format!("negative storage offset {o}"),
+            ));
         }
     }
     let mut numel: Option<i128> = Some(1);
