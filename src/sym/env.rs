@@ -38,8 +38,9 @@ impl Default for ShapeEnvConfig {
     }
 }
 
-/// How one size symbol is created.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How one size symbol is created (default: `min` 0, unbounded, no duck sizing, no
+/// specialization).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SymbolSpec {
     /// Smallest value the symbol can take (sizes: 0; declare 1 or 2 when known).
     pub min: i64,
@@ -49,17 +50,6 @@ pub struct SymbolSpec {
     pub duck: bool,
     /// Return a constant instead of a symbol when the hint is 0 or 1.
     pub specialize_zero_one: bool,
-}
-
-impl Default for SymbolSpec {
-    fn default() -> Self {
-        SymbolSpec {
-            min: 0,
-            max: None,
-            duck: false,
-            specialize_zero_one: false,
-        }
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -430,6 +420,7 @@ impl EnvState {
     /// later ones. Runs lazily (when the guards are read, or a cap is reached), so a trace
     /// pays for it once. The decision knowledge keeps the facts of dropped guards: they are
     /// implied by the kept ones, so using them stays sound.
+    #[allow(clippy::needless_range_loop)]
     fn prune(&mut self) {
         if !self.dirty {
             return;
