@@ -24,7 +24,9 @@ fn infer_size_pair<I: Int>(a: &[I], b: &[I]) -> Result<Vec<I>> {
         };
         // Equal sizes (statically, e.g. the same symbol, or after guarding) keep size a;
         // a 1 maps to the other size, even 0.
-        let same = sa.sym_eq(&sb).statically_known_true();
+        // A size that is statically 1 on the b side (a missing dim, a literal 1) cannot
+        // change the result: no guard on a's size is needed (sa == 1 would give sb == 1 == sa).
+        let same = sa.sym_eq(&sb).statically_known_true() || sb.eq_i(1).statically_known_true();
         out[i] = if !same
             && sa
                 .eq_i(1)

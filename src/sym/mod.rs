@@ -53,6 +53,7 @@ mod parse;
 mod print;
 mod simplify;
 mod symint;
+mod terms;
 
 pub use boolexpr::{BoolExpr, Rel};
 pub use compiled::CompiledGuards;
@@ -63,3 +64,4 @@ pub use guards::{Guard, GuardSet};
 pub use interval::Interval;
 pub use simplify::simplify;
 pub use symint::{SymBool, SymInt};
+pub use terms::PolyTerm;
