@@ -168,3 +168,36 @@ fn missing_file_fails() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/golden.jsonl"));
 }
+
+/// The symbolic path: every size and stride a symbol with the concrete value as hint; the
+/// traced answers evaluated at the hints must be PyTorch's, and every recorded guard must
+/// hold at the hints (checked by the command itself).
+#[test]
+fn layout_and_broadcast_golden_cases_pass_symbolically() {
+    let (l, b) = (golden("layout.jsonl"), golden("broadcast.jsonl"));
+    let o = run(&["--symbolic", "--check"], &[&l, &b]);
+    let lines = stdout_lines(&o);
+    let n = expects(&l).len() + expects(&b).len();
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some(format!("{n} passed, 0 failed").as_str()),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success());
+}
+
+#[test]
+fn symbolic_mode_rejects_invalid_layouts_like_the_concrete_one() {
+    let f = TempFile::new(
+        "symbad",
+        concat!(
+            r#"{"kind":"layout","sizes":[2,-1],"strides":[1,1],"expect":{"is_contiguous":false}}"#,
+            "\n"
+        ),
+    );
+    let concrete = stdout_lines(&run(&[], &[&f.0]));
+    let symbolic = stdout_lines(&run(&["--symbolic"], &[&f.0]));
+    assert_eq!(concrete, symbolic);
+    assert!(concrete[0].contains("dim 1"), "{concrete:?}");
+}

@@ -287,3 +287,335 @@ fn symint_hints_and_eval() {
     assert_eq!(e.eval(&bind).unwrap(), 11);
     assert_eq!(m.eval(&bind).unwrap(), 1);
 }
+
+#[test]
+fn simplifier_fallback_decides_non_polynomial_conditions() {
+    let env = ShapeEnv::default();
+    let s = env.create_symbol("s", 4, SymbolSpec::default()).unwrap();
+    let cond = BoolExpr::parse("Max(s, 1) == s").unwrap();
+    assert_eq!(env.statically_known(&cond), None);
+    assert!(s.ge_i(1).guard(|| "nonzero".into()).unwrap());
+    assert_eq!(env.statically_known(&cond), Some(true));
+    let d = env.create_symbol("d", 3, spec_min(1)).unwrap();
+    let q = (s.clone() * d.clone()).floor_div(&d);
+    assert_eq!(q.expr(), s.expr());
+    let m = (s.clone() * d.clone()).modulo(&d);
+    assert_eq!(m.as_const(), Some(0));
+    let e = Expr::parse("Min(s, 0) + Max(d, 1)").unwrap();
+    assert_eq!(env.simplify(&e), Expr::parse("d").unwrap());
+    assert_eq!(env.guards().len(), 1);
+}
+
+mod props {
+    use super::*;
+    use num_bigint::BigInt;
+    use num_integer::Integer;
+    use num_traits::{ToPrimitive, Zero};
+    use proptest::prelude::*;
+    use symstride::sym::{simplify, Guard, SymBool, SymbolRanges};
+
+    const NSYM: usize = 3;
+
+    #[derive(Clone, Debug)]
+    enum Ast {
+        Sym(usize),
+        Const(i64),
+        Add(Box<Ast>, Box<Ast>),
+        Sub(Box<Ast>, Box<Ast>),
+        Mul(Box<Ast>, Box<Ast>),
+        Div(Box<Ast>, Box<Ast>),
+        Mod(Box<Ast>, Box<Ast>),
+        Max(Box<Ast>, Box<Ast>),
+        Min(Box<Ast>, Box<Ast>),
+    }
+
+    #[derive(Clone, Debug)]
+    enum Cond {
+        Cmp(u8, Ast, Ast),
+        And(Box<Cond>, Box<Cond>),
+        Or(Box<Cond>, Box<Cond>),
+        Not(Box<Cond>),
+    }
+
+    fn ast() -> impl Strategy<Value = Ast> {
+        let leaf = prop_oneof![
+            (0..NSYM).prop_map(Ast::Sym),
+            (-3i64..=5).prop_map(Ast::Const)
+        ];
+        leaf.prop_recursive(4, 20, 2, |inner| {
+            let pair = (inner.clone(), inner.clone());
+            prop_oneof![
+                3 => pair.clone().prop_map(|(a, b)| Ast::Add(Box::new(a), Box::new(b))),
+                2 => pair.clone().prop_map(|(a, b)| Ast::Sub(Box::new(a), Box::new(b))),
+                3 => pair.clone().prop_map(|(a, b)| Ast::Mul(Box::new(a), Box::new(b))),
+                1 => pair.clone().prop_map(|(a, b)| Ast::Div(Box::new(a), Box::new(b))),
+                1 => pair.clone().prop_map(|(a, b)| Ast::Mod(Box::new(a), Box::new(b))),
+                1 => pair.clone().prop_map(|(a, b)| Ast::Max(Box::new(a), Box::new(b))),
+                1 => pair.prop_map(|(a, b)| Ast::Min(Box::new(a), Box::new(b))),
+            ]
+        })
+    }
+
+    fn cond() -> impl Strategy<Value = Cond> {
+        let leaf = (0u8..6, ast(), ast()).prop_map(|(o, a, b)| Cond::Cmp(o, a, b));
+        leaf.prop_recursive(2, 4, 2, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| Cond::And(Box::new(a), Box::new(b))),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| Cond::Or(Box::new(a), Box::new(b))),
+                inner.prop_map(|a| Cond::Not(Box::new(a))),
+            ]
+        })
+    }
+
+    fn name(i: usize) -> String {
+        format!("s{i}")
+    }
+
+    /// Reference semantics, independent of the canonical form (None: division by zero).
+    fn reference(a: &Ast, v: &[i64]) -> Option<BigInt> {
+        Some(match a {
+            Ast::Sym(i) => BigInt::from(v[*i]),
+            Ast::Const(c) => BigInt::from(*c),
+            Ast::Add(x, y) => reference(x, v)? + reference(y, v)?,
+            Ast::Sub(x, y) => reference(x, v)? - reference(y, v)?,
+            Ast::Mul(x, y) => reference(x, v)? * reference(y, v)?,
+            Ast::Div(x, y) | Ast::Mod(x, y) => {
+                let (p, q) = (reference(x, v)?, reference(y, v)?);
+                if q.is_zero() {
+                    return None;
+                }
+                if matches!(a, Ast::Div(..)) {
+                    p.div_floor(&q)
+                } else {
+                    p.mod_floor(&q)
+                }
+            }
+            Ast::Max(x, y) => reference(x, v)?.max(reference(y, v)?),
+            Ast::Min(x, y) => reference(x, v)?.min(reference(y, v)?),
+        })
+    }
+
+    fn reference_cond(c: &Cond, v: &[i64]) -> Option<bool> {
+        Some(match c {
+            Cond::Cmp(o, a, b) => {
+                let (x, y) = (reference(a, v)?, reference(b, v)?);
+                match o {
+                    0 => x == y,
+                    1 => x != y,
+                    2 => x < y,
+                    3 => x <= y,
+                    4 => x > y,
+                    _ => x >= y,
+                }
+            }
+            // Strict (non-short-circuit) so an undefined operand makes the whole undefined.
+            Cond::And(a, b) => reference_cond(a, v)? & reference_cond(b, v)?,
+            Cond::Or(a, b) => reference_cond(a, v)? | reference_cond(b, v)?,
+            Cond::Not(a) => !reference_cond(a, v)?,
+        })
+    }
+
+    fn build(a: &Ast) -> Expr {
+        match a {
+            Ast::Sym(i) => Expr::symbol(&name(*i)),
+            Ast::Const(c) => Expr::constant(*c),
+            Ast::Add(x, y) => build(x) + build(y),
+            Ast::Sub(x, y) => build(x) - build(y),
+            Ast::Mul(x, y) => build(x) * build(y),
+            Ast::Div(x, y) => build(x).floor_div(&build(y)),
+            Ast::Mod(x, y) => build(x).modulo(&build(y)),
+            Ast::Max(x, y) => build(x).max(&build(y)),
+            Ast::Min(x, y) => build(x).min(&build(y)),
+        }
+    }
+
+    fn build_cond(c: &Cond) -> BoolExpr {
+        match c {
+            Cond::Cmp(o, a, b) => {
+                let (x, y) = (build(a), build(b));
+                match o {
+                    0 => BoolExpr::eq(&x, &y),
+                    1 => BoolExpr::ne(&x, &y),
+                    2 => BoolExpr::lt(&x, &y),
+                    3 => BoolExpr::le(&x, &y),
+                    4 => BoolExpr::gt(&x, &y),
+                    _ => BoolExpr::ge(&x, &y),
+                }
+            }
+            Cond::And(a, b) => build_cond(a).and(&build_cond(b)),
+            Cond::Or(a, b) => build_cond(a).or(&build_cond(b)),
+            Cond::Not(a) => build_cond(a).not(),
+        }
+    }
+
+    fn sym_build(a: &Ast, s: &[SymInt]) -> SymInt {
+        match a {
+            Ast::Sym(i) => s[*i].clone(),
+            Ast::Const(c) => SymInt::constant(*c),
+            Ast::Add(x, y) => sym_build(x, s) + sym_build(y, s),
+            Ast::Sub(x, y) => sym_build(x, s) - sym_build(y, s),
+            Ast::Mul(x, y) => sym_build(x, s) * sym_build(y, s),
+            Ast::Div(x, y) => sym_build(x, s).floor_div(&sym_build(y, s)),
+            Ast::Mod(x, y) => sym_build(x, s).modulo(&sym_build(y, s)),
+            Ast::Max(x, y) => Int::max(&sym_build(x, s), &sym_build(y, s)),
+            Ast::Min(x, y) => Int::min(&sym_build(x, s), &sym_build(y, s)),
+        }
+    }
+
+    fn sym_cond(c: &Cond, s: &[SymInt]) -> SymBool {
+        match c {
+            Cond::Cmp(o, a, b) => {
+                let (x, y) = (sym_build(a, s), sym_build(b, s));
+                match o {
+                    0 => x.sym_eq(&y),
+                    1 => x.sym_ne(&y),
+                    2 => x.sym_lt(&y),
+                    3 => x.sym_le(&y),
+                    4 => x.sym_gt(&y),
+                    _ => x.sym_ge(&y),
+                }
+            }
+            Cond::And(a, b) => sym_cond(a, s).and(&sym_cond(b, s)),
+            Cond::Or(a, b) => sym_cond(a, s).or(&sym_cond(b, s)),
+            Cond::Not(a) => sym_cond(a, s).not(),
+        }
+    }
+
+    fn bind(v: &[i64]) -> Bindings {
+        Bindings::from_pairs(v.iter().enumerate().map(|(i, x)| (name(i), *x)))
+    }
+
+    fn interesting_i64() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            4 => -6i64..=12,
+            1 => Just(i64::MAX),
+            1 => Just(i64::MIN),
+            1 => Just(i64::MAX / 2 + 1),
+            1 => Just(1i64 << 32),
+            1 => Just(-(1i64 << 31)),
+            1 => Just(3_037_000_500i64),
+            1 => any::<i64>(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn canonical_form_evaluates_like_the_reference(a in ast(), vals in prop::collection::vec(interesting_i64(), NSYM)) {
+            let e = build(&a);
+            if let Some(r) = reference(&a, &vals) {
+                match r.to_i64() {
+                    Some(v) => prop_assert_eq!(e.eval(&bind(&vals)), Ok(v), "{}", e),
+                    None => prop_assert!(matches!(e.eval(&bind(&vals)), Err(Error::Overflow { .. })), "{}", e),
+                }
+                prop_assert_eq!(e.eval_big(&bind(&vals)).ok(), Some(r));
+            }
+        }
+
+        #[test]
+        fn print_parse_round_trips(a in ast(), c in cond()) {
+            let e = build(&a);
+            let printed = e.to_string();
+            let back = Expr::parse(&printed).unwrap();
+            prop_assert_eq!(&back, &e, "{}", printed);
+            prop_assert_eq!(back.to_string(), printed);
+            let b = build_cond(&c);
+            let printed = b.to_string();
+            let back = BoolExpr::parse(&printed).unwrap();
+            prop_assert_eq!(&back, &b, "{}", printed);
+        }
+
+        #[test]
+        fn canonical_conditions_evaluate_like_the_reference(c in cond(), vals in prop::collection::vec(-4i64..=9, NSYM)) {
+            let b = build_cond(&c);
+            if let Some(r) = reference_cond(&c, &vals) {
+                prop_assert_eq!(b.eval(&bind(&vals)), Ok(r), "{}", b);
+            }
+        }
+
+        #[test]
+        fn simplified_form_evaluates_the_same(
+            a in ast(),
+            lows in prop::collection::vec(-2i64..=3, NSYM),
+            offs in prop::collection::vec(prop::collection::vec(0i64..=7, NSYM), 12),
+        ) {
+            let e = build(&a);
+            let mut r = SymbolRanges::new();
+            for (i, lo) in lows.iter().enumerate() {
+                r.set(&name(i), *lo, None);
+            }
+            let s = simplify(&e, &r);
+            prop_assert!(s.node_count() <= e.node_count());
+            for o in &offs {
+                let vals: Vec<i64> = lows.iter().zip(o).map(|(l, d)| l + d).collect();
+                if let Ok(v) = e.eval(&bind(&vals)) {
+                    prop_assert_eq!(s.eval(&bind(&vals)), Ok(v), "{} simplified to {}", e, s);
+                }
+            }
+        }
+
+        #[test]
+        fn static_decisions_and_guards_are_sound(
+            conds in prop::collection::vec(cond(), 1..6),
+            lows in prop::collection::vec(0i64..=2, NSYM),
+            hints in prop::collection::vec(0i64..=6, NSYM),
+            offs in prop::collection::vec(prop::collection::vec(0i64..=7, NSYM), 16),
+        ) {
+            let env = ShapeEnv::default();
+            let syms: Vec<SymInt> = (0..NSYM)
+                .map(|i| env.create_symbol(&name(i), lows[i] + hints[i], spec_min(lows[i])).unwrap())
+                .collect();
+            let hint_vals: Vec<i64> = (0..NSYM).map(|i| lows[i] + hints[i]).collect();
+            let mut taken = Vec::new();
+            for (k, c) in conds.iter().enumerate() {
+                let sb = sym_cond(c, &syms);
+                let known = sb.statically_known();
+                match sb.guard(|| format!("cond {k}")) {
+                    Ok(v) => {
+                        if let Some(kv) = known {
+                            prop_assert_eq!(kv, v);
+                        }
+                        if let Some(r) = reference_cond(c, &hint_vals) {
+                            prop_assert_eq!(r, v, "branch disagrees with the hints: {}", sb);
+                        }
+                        taken.push((c.clone(), v));
+                    }
+                    Err(Error::DivisionByZero { .. }) => {}
+                    Err(e) => prop_assert!(false, "unexpected error {e}"),
+                }
+            }
+            let guards: Vec<Guard> = env.guards();
+            let set = GuardSet::from(guards.clone());
+            prop_assert_eq!(set.eval(&bind(&hint_vals)), Ok(None), "guards fail at the hints: {:?}", guards);
+            for o in &offs {
+                let vals: Vec<i64> = lows.iter().zip(o).map(|(l, d)| l + d).collect();
+                if set.eval(&bind(&vals)) != Ok(None) {
+                    continue;
+                }
+                for (c, v) in &taken {
+                    if let Some(r) = reference_cond(c, &vals) {
+                        prop_assert_eq!(r, *v, "guards {:?} admit {:?} but the branch differs", guards, vals);
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn compiled_guards_match_naive(
+            conds in prop::collection::vec(cond(), 0..10),
+            vals in prop::collection::vec(prop::collection::vec(interesting_i64(), NSYM), 8),
+        ) {
+            let set = GuardSet::from(
+                conds.iter().map(|c| Guard { cond: build_cond(c), reason: String::new() }).collect::<Vec<_>>(),
+            );
+            let order: Vec<String> = (0..NSYM).map(name).collect();
+            let compiled = set.compile(&order).unwrap();
+            for v in &vals {
+                prop_assert_eq!(compiled.eval(v), set.eval(&bind(v)));
+            }
+        }
+    }
+}

@@ -10,7 +10,9 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::process::ExitCode;
 use symstride::golden::{self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase};
+use symstride::iter;
 use symstride::layout::{self, MemoryFormat, StrideMatch};
+use symstride::sym::{Bindings, ShapeEnv, SymBool, SymInt, SymbolSpec};
 use symstride::{Error, Int, Result};
 
 /// Arguments of `symstride conformance`.
@@ -44,6 +46,13 @@ trait Engine {
     fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<Self::I>>;
     /// Evaluates a result integer.
     fn int(&self, v: &Self::I) -> Result<i64>;
+    /// Evaluates a result boolean.
+    fn boolean(&self, b: &<Self::I as Int>::Bool) -> Result<bool>;
+    /// Checks the engine's own invariants once a case is answered (symbolic: every
+    /// recorded guard holds at the hints).
+    fn finish(&self) -> Result<()> {
+        Ok(())
+    }
     /// Evaluates a vector of result integers.
     fn ints(&self, vs: &[Self::I]) -> Result<Vec<i64>> {
         vs.iter().map(|v| self.int(v)).collect()
@@ -64,23 +73,105 @@ impl Engine for Concrete {
     fn int(&self, v: &i64) -> Result<i64> {
         Ok(*v)
     }
+    fn boolean(&self, b: &bool) -> Result<bool> {
+        Ok(*b)
+    }
+}
+
+/// The symbolic path: every size and stride of the case is a fresh symbol of one
+/// `ShapeEnv` whose hint is the concrete value (sizes `>= 0`, strides any integer);
+/// results are evaluated at the hints from their expressions.
+#[derive(Default)]
+struct Symbolic {
+    env: ShapeEnv,
+    hints: Bindings,
+}
+
+impl Symbolic {
+    fn symbols(&mut self, prefix: &str, values: &[i64], min: i64) -> Result<Vec<SymInt>> {
+        let spec = SymbolSpec {
+            min,
+            ..Default::default()
+        };
+        let out = values
+            .iter()
+            .enumerate()
+            .map(|(d, &v)| self.env.create_symbol(&format!("{prefix}{d}"), v, spec))
+            .collect::<Result<Vec<_>>>()?;
+        self.hints = self.env.hints();
+        Ok(out)
+    }
+}
+
+impl Engine for Symbolic {
+    type I = SymInt;
+    fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<SymInt>> {
+        // Reject what the concrete path rejects, with the same message, before lifting.
+        layout::check_layout(name, sizes, strides)?;
+        let s = self.symbols(&format!("{name}_s"), sizes, 0)?;
+        let t = self.symbols(&format!("{name}_t"), strides, i64::MIN)?;
+        Ok((s, t))
+    }
+    fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<SymInt>> {
+        layout::check_sizes(name, sizes)?;
+        self.symbols(&format!("{name}_s"), sizes, 0)
+    }
+    fn int(&self, v: &SymInt) -> Result<i64> {
+        v.eval(&self.hints)
+    }
+    fn boolean(&self, b: &SymBool) -> Result<bool> {
+        b.eval(&self.hints)
+    }
+    fn finish(&self) -> Result<()> {
+        let guards = self.env.guard_set();
+        match guards.eval(&self.hints)? {
+            None => Ok(()),
+            Some(i) => Err(Error::invalid(format!(
+                "internal: recorded guard `{}` ({}) does not hold at the hints",
+                guards.guards[i], guards.guards[i].reason
+            ))),
+        }
+    }
 }
 
 /// Answers a layout case: one value per key of `expect`.
 fn layout_case<E: Engine>(e: &mut E, case: &LayoutCase) -> Result<Expect> {
-    let (sizes, strides) = e.tensor("t", &case.sizes, &case.strides)?;
+    let (sizes, strides) = e.tensor("input", &case.sizes, &case.strides)?;
     let (sizes, strides) = (&sizes[..], &strides[..]);
     let rank = sizes.len();
     let mut got = Expect::new();
+    // The branch-free forms must agree with the branchy answers (they are what a plan can
+    // test at run time); a disagreement is an engine bug, reported as the case's answer.
+    let agree = |what: &str, branchy: bool, free: &<E::I as Int>::Bool| -> Result<bool> {
+        let free = e.boolean(free)?;
+        if free != branchy {
+            return Err(Error::invalid(format!(
+                "internal: branch-free {what} is {free} but the branchy answer is {branchy}"
+            )));
+        }
+        Ok(branchy)
+    };
     for key in case.expect.keys() {
         let value = match key.as_str() {
-            "is_contiguous" => json!(layout::is_contiguous(sizes, strides)?),
+            "is_contiguous" => json!(agree(
+                "contiguity",
+                layout::is_contiguous(sizes, strides)?,
+                &layout::contiguity_expr(sizes, strides)?
+            )?),
             "is_channels_last_contiguous" => match rank {
-                4 => json!(layout::is_channels_last_contiguous_2d(sizes, strides)?),
+                4 => json!(agree(
+                    "channels-last contiguity",
+                    layout::is_channels_last_contiguous_2d(sizes, strides)?,
+                    &layout::channels_last_contiguity_expr_2d(sizes, strides)?
+                )?),
                 _ => Value::Null,
             },
             "is_channels_last_3d_contiguous" => match rank {
-                5 => json!(layout::is_channels_last_contiguous_3d(sizes, strides)?),
+                5 => json!(agree(
+                    "channels-last-3d contiguity",
+                    layout::is_channels_last_contiguous_3d(sizes, strides)?,
+                    &layout::channels_last_contiguity_expr_3d(sizes, strides)?
+                )?),
                 _ => Value::Null,
             },
             "is_non_overlapping_and_dense" => {
@@ -128,8 +219,25 @@ fn broadcast_case<E: Engine>(e: &mut E, case: &BroadcastCase) -> Result<Expect> 
 /// `{"sizes": [...], "strides": [...]}` for the output TensorIterator allocates (strides
 /// evaluated through `e.ints`), or `{"error": "broadcast"}` on a broadcast mismatch.
 /// Until the iterator lands this answers an honest "unsupported" (a failure under --check).
-fn elementwise_case<E: Engine>(_e: &mut E, _case: &ElementwiseCase) -> Result<Expect> {
-    Err(Error::invalid("unsupported: elementwise"))
+fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expect> {
+    let inputs = case
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(k, t)| e.tensor(&format!("x{k}"), &t.sizes, &t.strides))
+        .collect::<Result<Vec<_>>>()?;
+    let mut got = Expect::new();
+    match iter::elementwise_output(&inputs) {
+        Ok((sizes, strides)) => {
+            got.insert("sizes".into(), json!(e.ints(&sizes)?));
+            got.insert("strides".into(), json!(e.ints(&strides)?));
+        }
+        Err(Error::Broadcast { .. }) => {
+            got.insert("error".into(), json!("broadcast"));
+        }
+        Err(err) => return Err(err),
+    }
+    Ok(got)
 }
 
 /// Answers one case; an engine error becomes `{"error": "<message>"}`.
@@ -138,7 +246,8 @@ fn answer<E: Engine>(e: &mut E, case: &Case) -> Expect {
         Case::Layout(c) => layout_case(e, c),
         Case::Broadcast(c) => broadcast_case(e, c),
         Case::Elementwise(c) => elementwise_case(e, c),
-    };
+    }
+    .and_then(|got| e.finish().map(|()| got));
     result.unwrap_or_else(|err| {
         let mut m = Expect::new();
         m.insert("error".into(), json!(err.to_string()));
@@ -146,21 +255,13 @@ fn answer<E: Engine>(e: &mut E, case: &Case) -> Expect {
     })
 }
 
-/// Answers one case on the engine the flags select.
+/// Answers one case on the engine the flags select (a fresh one per case).
 fn answer_case(case: &Case, symbolic: bool) -> Expect {
     if symbolic {
-        return symbolic_unavailable();
+        answer(&mut Symbolic::default(), case)
+    } else {
+        answer(&mut Concrete, case)
     }
-    answer(&mut Concrete, case)
-}
-
-fn symbolic_unavailable() -> Expect {
-    let mut m = Expect::new();
-    m.insert(
-        "error".into(),
-        json!("unsupported: --symbolic needs the sym module"),
-    );
-    m
 }
 
 /// Runs the subcommand.

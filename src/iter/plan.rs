@@ -43,3 +43,78 @@ impl<I: Int> Plan<I> {
         self.shape.len()
     }
 }
+
+impl<I> Plan<I> {
+    /// Applies `f` to every integer of the plan (e.g. evaluating a symbolic plan at a binding:
+    /// `plan.try_map(|s| s.eval(&bindings))`), keeping its structure.
+    pub fn try_map<J, E>(&self, mut f: impl FnMut(&I) -> Result<J, E>) -> Result<Plan<J>, E> {
+        let mut map_all = |v: &[I]| v.iter().map(&mut f).collect::<Result<Vec<J>, E>>();
+        let shape = map_all(&self.shape)?;
+        let broadcast_shape = map_all(&self.broadcast_shape)?;
+        let output_strides = self
+            .output_strides
+            .iter()
+            .map(|s| map_all(s))
+            .collect::<Result<Vec<_>, E>>()?;
+        let mut operands = Vec::with_capacity(self.operands.len());
+        for op in &self.operands {
+            operands.push(OperandPlan {
+                stride_bytes: map_all(&op.stride_bytes)?,
+                offset: map_all(std::slice::from_ref(&op.offset))?.remove(0),
+                element_size: op.element_size,
+                is_output: op.is_output,
+            });
+        }
+        Ok(Plan {
+            shape,
+            operands,
+            num_outputs: self.num_outputs,
+            broadcast_shape,
+            output_strides,
+            perm: self.perm.clone(),
+        })
+    }
+}
+
+impl Plan<i64> {
+    /// Number of elements visited (product of [`Plan::shape`]).
+    pub fn numel(&self) -> i64 {
+        self.shape.iter().product()
+    }
+
+    /// Reference walk: calls `f` once per iteration point, innermost dimension fastest, with
+    /// the byte offset of every operand (`offset * element_size + sum(index * stride_bytes)`),
+    /// outputs first. A plain odometer, meant as the oracle kernels are tested against.
+    pub fn for_each_byte_offsets(&self, mut f: impl FnMut(&[i64])) {
+        if self.shape.iter().any(|&s| s <= 0) {
+            return;
+        }
+        let mut ptrs: Vec<i64> = self
+            .operands
+            .iter()
+            .map(|op| op.offset * op.element_size as i64)
+            .collect();
+        let mut index = vec![0i64; self.shape.len()];
+        loop {
+            f(&ptrs);
+            let mut d = 0;
+            loop {
+                if d == self.shape.len() {
+                    return;
+                }
+                index[d] += 1;
+                for (p, op) in ptrs.iter_mut().zip(&self.operands) {
+                    *p += op.stride_bytes[d];
+                }
+                if index[d] < self.shape[d] {
+                    break;
+                }
+                for (p, op) in ptrs.iter_mut().zip(&self.operands) {
+                    *p -= op.stride_bytes[d] * self.shape[d];
+                }
+                index[d] = 0;
+                d += 1;
+            }
+        }
+    }
+}

@@ -17,7 +17,7 @@ use super::strides::{numel, CL2D_ORDER, CL3D_ORDER};
 use super::validate::check_layout;
 use crate::{Bool, Int, Result};
 
-const TENSOR: &str = "tensor";
+const TENSOR: &str = "input";
 
 fn t<B: Bool>() -> B {
     B::from_bool(true)

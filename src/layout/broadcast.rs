@@ -74,10 +74,10 @@ pub fn infer_size<I: Int>(shapes: &[&[I]]) -> Result<Vec<I>> {
 /// Errors: a dimension that is neither equal to the target nor 1 ([`Error::Broadcast`]),
 /// rank above the target's, invalid layout.
 pub fn broadcast_strides<I: Int>(sizes: &[I], strides: &[I], target: &[I]) -> Result<Vec<I>> {
-    check_layout("tensor", sizes, strides)?;
+    check_layout("input", sizes, strides)?;
     if sizes.len() > target.len() {
         return Err(Error::layout(
-            "tensor",
+            "input",
             format!(
                 "rank {} cannot broadcast to the rank-{} shape {:?}",
                 sizes.len(),

@@ -8,7 +8,7 @@ use super::MemoryFormat;
 use crate::{Bool, Int, Result};
 
 /// Name used for the tensor in validation errors of the single-tensor predicates.
-const TENSOR: &str = "tensor";
+const TENSOR: &str = "input";
 
 /// `t.is_contiguous()`: row-major up to size-1 dimensions (whose strides are ignored);
 /// an empty tensor (numel 0) is contiguous whatever its strides.

@@ -11,7 +11,7 @@ use crate::{Bool, Int, Result};
 ///
 /// This is `empty_like`'s answer for a tensor that is not non-overlapping and dense.
 pub fn infer_dense_strides<I: Int>(sizes: &[I], strides: &[I]) -> Result<Vec<I>> {
-    check_layout("tensor", sizes, strides)?;
+    check_layout("input", sizes, strides)?;
     let n = sizes.len();
     match n {
         0 => return Ok(Vec::new()),

@@ -7,6 +7,7 @@ use super::guards::{Guard, GuardSet};
 use super::interval::{Interval, POS_INF};
 use super::knowledge::Knowledge;
 use super::parse::is_valid_symbol_name;
+use super::simplify::{simplify_with, SimplifyConfig, SymbolRanges};
 use super::symint::{SymBool, SymInt};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -22,6 +23,8 @@ pub struct ShapeEnvConfig {
     /// Whether to use the egg simplifier as a fallback for static decisions involving
     /// `FloorDiv`/`Mod`/`Max`/`Min`.
     pub use_simplifier: bool,
+    /// Limits of each simplifier run.
+    pub simplifier: SimplifyConfig,
 }
 
 impl Default for ShapeEnvConfig {
@@ -30,6 +33,7 @@ impl Default for ShapeEnvConfig {
             max_guards_per_symbol: 64,
             max_expr_nodes: 2000,
             use_simplifier: true,
+            simplifier: SimplifyConfig::default(),
         }
     }
 }
@@ -257,6 +261,19 @@ impl ShapeEnv {
         self.lock().know.interval(e)
     }
 
+    /// Simplifies `e` for display using everything known (ranges, guard facts) — egg-based.
+    pub fn simplify(&self, e: &Expr) -> Expr {
+        let (e, ranges, cfg) = {
+            let st = self.lock();
+            (
+                st.know.apply_subst(e),
+                st.know.ranges.clone(),
+                st.config.simplifier.clone(),
+            )
+        };
+        simplify_with(&e, &SymbolRanges::from_map(ranges), &cfg)
+    }
+
     /// Decides `cond` without recording anything (`None` when it depends on the shapes).
     pub fn statically_known(&self, cond: &BoolExpr) -> Option<bool> {
         let mut st = self.lock();
@@ -307,7 +324,8 @@ impl EnvState {
                     return *v;
                 }
             }
-            let v = super::simplify::decide_with_simplifier(cond, &self.know);
+            let v =
+                super::simplify::decide_with_simplifier(cond, &self.know, &self.config.simplifier);
             self.simplify_cache.insert(cond.clone(), v);
             return v;
         }

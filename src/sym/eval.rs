@@ -241,21 +241,26 @@ pub(crate) fn eval_bool_with(b: &BoolExpr, look: Lookup) -> Result<bool> {
                 Rel::Le => s <= 0,
             }
         }
-        BoolKind::And(v) => {
+        BoolKind::And(v) | BoolKind::Or(v) => {
+            // Order-independent: a decisive operand (false for And, true for Or) decides
+            // even if another operand cannot be evaluated; otherwise the first error wins.
+            let decisive = matches!(b.kind(), BoolKind::Or(_));
+            let mut err = None;
             for x in v {
-                if !eval_bool_with(x, look)? {
-                    return Ok(false);
+                match eval_bool_with(x, look) {
+                    Ok(r) if r == decisive => return Ok(decisive),
+                    Ok(_) => {}
+                    Err(e) => {
+                        if err.is_none() {
+                            err = Some(e);
+                        }
+                    }
                 }
             }
-            true
-        }
-        BoolKind::Or(v) => {
-            for x in v {
-                if eval_bool_with(x, look)? {
-                    return Ok(true);
-                }
+            match err {
+                Some(e) => return Err(e),
+                None => !decisive,
             }
-            false
         }
     })
 }

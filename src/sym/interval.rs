@@ -172,7 +172,7 @@ impl Interval {
     }
 
     /// Floor division by a positive-divisor interval (`None` when the divisor may be <= 0).
-    fn floordiv(&self, d: &Interval) -> Option<Interval> {
+    pub(crate) fn floordiv(&self, d: &Interval) -> Option<Interval> {
         if d.lo < 1 {
             return None;
         }
@@ -206,7 +206,7 @@ impl Interval {
     }
 
     /// Modulo by a positive-divisor interval.
-    fn modulo(&self, d: &Interval) -> Option<Interval> {
+    pub(crate) fn modulo(&self, d: &Interval) -> Option<Interval> {
         if d.lo < 1 {
             return None;
         }

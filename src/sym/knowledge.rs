@@ -95,14 +95,14 @@ impl Knowledge {
         iv.add(&Interval::point(k.to_i128_sat()))
     }
 
-    fn apply_subst(&self, e: &Expr) -> Expr {
+    pub(crate) fn apply_subst(&self, e: &Expr) -> Expr {
         if self.subst.is_empty() {
             return e.clone();
         }
         e.substitute(&|s| self.subst.get(s).cloned())
     }
 
-    fn apply_subst_bool(&self, b: &BoolExpr) -> BoolExpr {
+    pub(crate) fn apply_subst_bool(&self, b: &BoolExpr) -> BoolExpr {
         if self.subst.is_empty() {
             return b.clone();
         }

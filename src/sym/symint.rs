@@ -362,10 +362,14 @@ impl Bool for SymBool {
         }
         match &self.env {
             Some(env) => env.evaluate_guard(&self.expr, why),
-            None => self.hint.ok_or_else(|| Error::DataDependent {
-                expr: self.expr.to_string(),
-                reason: why(),
-            }),
+            // No environment: no symbols (e.g. `Mod(0, 0) != 0`); evaluate it exactly.
+            None => match self.expr.eval(&Bindings::new()) {
+                Err(Error::Symbol { .. }) => Err(Error::DataDependent {
+                    expr: self.expr.to_string(),
+                    reason: why(),
+                }),
+                r => r,
+            },
         }
     }
     fn statically_known(&self) -> Option<bool> {

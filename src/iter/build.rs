@@ -1,0 +1,782 @@
+//! The build steps, one function per step of PyTorch's `TensorIteratorBase::build`.
+//!
+//! Every decision goes through [`Bool::guard`] with a reason naming the step, the operand
+//! (index in the operand list: outputs first, then inputs) and the dimension(s). Dimensions
+//! named `dim` are in user order (the broadcast shape); `iteration dim` is a position after
+//! `reorder_dimensions` (innermost first).
+
+use super::config::{IterOptions, OutputSpec, TensorIteratorConfig, TensorSpec};
+use super::overlap::{self, all_equal};
+use super::plan::{OperandPlan, Plan};
+use super::{fmt_dims, validate};
+use crate::error::{Error, Result};
+use crate::int::{Bool, Int};
+use crate::layout;
+
+/// One operand during the build (PyTorch's `OperandInfo`).
+struct Operand<'a, I> {
+    /// `None` for an undefined output (allocated by the build).
+    tensor: Option<&'a TensorSpec<I>>,
+    element_size: usize,
+    is_output: bool,
+    /// An output that is also passed as an input (in-place): never resized.
+    is_read_write: bool,
+    /// A given output whose sizes differ from the broadcast shape: re-strided like an
+    /// undefined one.
+    will_resize: bool,
+    /// Byte strides over the broadcast dimensions; empty until `compute_strides` (and for
+    /// operands that do not take part in it: undefined or resized outputs).
+    stride_bytes: Vec<I>,
+}
+
+impl<I> Operand<'_, I> {
+    /// Defined and not to be resized: its strides take part in layout decisions.
+    fn participates(&self) -> bool {
+        self.tensor.is_some() && !self.will_resize
+    }
+}
+
+/// PyTorch's `FastSetupType` (minus `NONE`, which is `Option::None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FastSetupType {
+    Contiguous,
+    ChannelsLast,
+    NonOverlappingDense,
+}
+
+struct TensorIterator<'a, I> {
+    options: &'a IterOptions,
+    operands: Vec<Operand<'a, I>>,
+    num_outputs: usize,
+    /// The iteration shape: user order until `reorder_dimensions`, then innermost first.
+    shape: Vec<I>,
+    /// The broadcast shape (user order), fixed after `compute_shape`.
+    broadcast_shape: Vec<I>,
+    all_ops_same_shape: bool,
+    perm: Vec<usize>,
+    /// Element strides of every output in user order, filled by the output setup.
+    output_strides: Vec<Vec<I>>,
+}
+
+/// Runs the whole build. See the module docs of [`crate::iter`].
+pub(super) fn build<I: Int>(config: &TensorIteratorConfig<I>) -> Result<Plan<I>> {
+    if config.outputs_after_inputs {
+        return Err(Error::invalid(
+            "TensorIteratorConfig: all outputs must be added before any input",
+        ));
+    }
+    let mut it = TensorIterator::populate_operands(config)?;
+    it.mark_outputs();
+    if it.options.check_mem_overlap {
+        it.compute_mem_overlaps()?;
+    }
+    it.compute_shape()?;
+    it.mark_resize_outputs()?;
+    let max_es = it
+        .operands
+        .iter()
+        .map(|o| o.element_size)
+        .max()
+        .unwrap_or(1);
+    validate::validate_broadcast_shape(&it.shape, max_es)?;
+    if !(it.options.allow_fast_setup && it.fast_set_up()?) {
+        it.compute_strides()?;
+        it.reorder_dimensions()?;
+        it.allocate_or_resize_outputs();
+        if it.options.coalesce_dimensions {
+            it.coalesce_dimensions()?;
+        }
+    }
+    Ok(it.into_plan())
+}
+
+/// A layout predicate in its two forms: branch-free (one condition) and branchy.
+pub(super) struct Predicate<I: Int> {
+    expr: fn(&[I], &[I]) -> Result<I::Bool>,
+    branchy: fn(&[I], &[I]) -> Result<bool>,
+}
+
+impl<I: Int> Clone for Predicate<I> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<I: Int> Copy for Predicate<I> {}
+
+impl<I: Int> Predicate<I> {
+    pub(super) fn contiguous() -> Self {
+        Predicate {
+            expr: layout::contiguity_expr::<I>,
+            branchy: layout::is_contiguous::<I>,
+        }
+    }
+    pub(super) fn channels_last_2d() -> Self {
+        Predicate {
+            expr: layout::channels_last_contiguity_expr_2d::<I>,
+            branchy: layout::is_channels_last_contiguous_2d::<I>,
+        }
+    }
+    pub(super) fn non_overlapping_and_dense() -> Self {
+        Predicate {
+            expr: layout::non_overlapping_and_dense_expr::<I>,
+            branchy: layout::is_non_overlapping_and_dense::<I>,
+        }
+    }
+}
+
+/// Decides a layout predicate of one tensor with a single guard on its branch-free
+/// condition, so the reason names the step and operand and the guard is exactly the
+/// predicate (not one path through it). A condition too large for the symbolic engine
+/// ([`Error::Limit`]) falls back to the branchy predicate, whose guards carry the layout
+/// module's reasons. All-constant layouts (the concrete path) take the short-circuiting
+/// branchy form directly: nothing is recorded either way, and it is cheaper.
+pub(super) fn decide_layout<I: Int>(
+    t: &TensorSpec<I>,
+    p: Predicate<I>,
+    why: impl FnOnce() -> String,
+) -> Result<bool> {
+    let constant = |v: &[I]| v.iter().all(|x| x.as_const().is_some());
+    if constant(&t.sizes) && constant(&t.strides) {
+        return (p.branchy)(&t.sizes, &t.strides);
+    }
+    match (p.expr)(&t.sizes, &t.strides)?.guard(why) {
+        Err(Error::Limit { .. }) => (p.branchy)(&t.sizes, &t.strides),
+        r => r,
+    }
+}
+
+/// `a == b` as lists (rank and every size), decided with one guard.
+fn sizes_equal<I: Int>(a: &[I], b: &[I], why: impl FnOnce() -> String) -> Result<bool> {
+    if a.len() != b.len() {
+        return Ok(false);
+    }
+    all_equal(a, b).guard(why)
+}
+
+impl<'a, I: Int> TensorIterator<'a, I> {
+    fn name(&self, k: usize) -> String {
+        operand_name(k, self.num_outputs)
+    }
+
+    /// `populate_operands`: outputs first, then inputs; validates each given tensor.
+    fn populate_operands(config: &'a TensorIteratorConfig<I>) -> Result<Self> {
+        let num_outputs = config.outputs.len();
+        let mut operands = Vec::with_capacity(num_outputs + config.inputs.len());
+        for (i, out) in config.outputs.iter().enumerate() {
+            let name = operand_name(i, num_outputs);
+            let (tensor, element_size) = match out {
+                OutputSpec::Given(t) => {
+                    validate::validate_operand(&name, t)?;
+                    (Some(t), t.element_size)
+                }
+                OutputSpec::Undefined { element_size } => {
+                    validate::validate_element_size(&name, *element_size)?;
+                    (None, *element_size)
+                }
+            };
+            operands.push(Operand {
+                tensor,
+                element_size,
+                is_output: true,
+                is_read_write: false,
+                will_resize: false,
+                stride_bytes: Vec::new(),
+            });
+        }
+        for (j, t) in config.inputs.iter().enumerate() {
+            validate::validate_operand(&operand_name(num_outputs + j, num_outputs), t)?;
+            operands.push(Operand {
+                tensor: Some(t),
+                element_size: t.element_size,
+                is_output: false,
+                is_read_write: false,
+                will_resize: false,
+                stride_bytes: Vec::new(),
+            });
+        }
+        Ok(TensorIterator {
+            options: &config.options,
+            operands,
+            num_outputs,
+            shape: Vec::new(),
+            broadcast_shape: Vec::new(),
+            all_ops_same_shape: true,
+            perm: Vec::new(),
+            output_strides: vec![Vec::new(); num_outputs],
+        })
+    }
+
+    /// `mark_outputs`: an output that is the very same view as an input (same storage, offset,
+    /// sizes, strides and element size, known without guards) is read-write (in-place).
+    fn mark_outputs(&mut self) {
+        for i in 0..self.num_outputs {
+            let Some(out) = self.operands[i].tensor else {
+                continue;
+            };
+            let same = self.operands[self.num_outputs..]
+                .iter()
+                .filter_map(|op| op.tensor)
+                .any(|inp| is_same(out, inp));
+            self.operands[i].is_read_write = same;
+        }
+    }
+
+    /// `compute_mem_overlaps`: see [`super::overlap`].
+    fn compute_mem_overlaps(&self) -> Result<()> {
+        for i in 0..self.num_outputs {
+            let Some(out) = self.operands[i].tensor else {
+                continue;
+            };
+            let out_name = self.name(i);
+            overlap::assert_no_internal_overlap(i, &out_name, out)?;
+            for j in self.num_outputs..self.operands.len() {
+                let Some(inp) = self.operands[j].tensor else {
+                    continue;
+                };
+                if !is_same(out, inp) {
+                    overlap::assert_no_partial_overlap(
+                        (i, &out_name, out),
+                        (j, &self.name(j), inp),
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `compute_shape`: broadcast the sizes of all defined operands (outputs excluded when
+    /// they may be resized), tracking whether they all had the same shape.
+    fn compute_shape(&mut self) -> Result<()> {
+        let mut shape: Vec<I> = Vec::new();
+        let (mut has_scalars, mut has_tensors) = (false, false);
+        for k in 0..self.operands.len() {
+            let op = &self.operands[k];
+            let Some(t) = op.tensor else { continue };
+            if self.options.resize_outputs && op.is_output {
+                continue;
+            }
+            if t.sizes.is_empty() {
+                has_scalars = true;
+            } else {
+                has_tensors = true;
+            }
+            if has_scalars && has_tensors {
+                self.all_ops_same_shape = false;
+            }
+            if shape.is_empty() {
+                shape = t.sizes.clone();
+            } else if !sizes_equal(&t.sizes, &shape, || {
+                format!(
+                    "compute_shape: operand {k} sizes {} equal the broadcast shape so far {}",
+                    fmt_dims(&t.sizes),
+                    fmt_dims(&shape)
+                )
+            })? {
+                self.all_ops_same_shape = false;
+                shape = layout::infer_size(&[&shape, &t.sizes])?;
+            }
+            if self.options.check_all_same_shape && !self.all_ops_same_shape {
+                return Err(Error::invalid(format!(
+                    "check_all_same_shape: {} has sizes {}, which differ from the other operands' {}",
+                    self.name(k),
+                    fmt_dims(&t.sizes),
+                    fmt_dims(&shape)
+                )));
+            }
+        }
+        self.broadcast_shape = shape.clone();
+        self.shape = shape;
+        Ok(())
+    }
+
+    /// `mark_resize_outputs`: a given output whose sizes differ from the broadcast shape is
+    /// resized when allowed (`resize_outputs` and not read-write), otherwise rejected.
+    fn mark_resize_outputs(&mut self) -> Result<()> {
+        for i in 0..self.num_outputs {
+            let Some(out) = self.operands[i].tensor else {
+                continue;
+            };
+            if sizes_equal(&out.sizes, &self.shape, || {
+                format!(
+                    "mark_resize_outputs: operand {i} sizes {} equal the broadcast shape {}",
+                    fmt_dims(&out.sizes),
+                    fmt_dims(&self.shape)
+                )
+            })? {
+                continue;
+            }
+            if self.options.resize_outputs && !self.operands[i].is_read_write {
+                self.operands[i].will_resize = true;
+            } else {
+                return Err(Error::invalid(format!(
+                    "{} with shape {} doesn't match the broadcast shape {}",
+                    self.name(i),
+                    fmt_dims(&out.sizes),
+                    fmt_dims(&self.shape)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `compute_fast_setup_type`: all operands of one shape and all contiguous, or all
+    /// channels-last, or all non-overlapping-and-dense with identical strides. Each property
+    /// is evaluated lazily (stopping at the first operand that lacks it), which decides the
+    /// same as PyTorch's eager `&=` but records only the guards the answer needed.
+    fn compute_fast_setup_type(&self) -> Result<Option<FastSetupType>> {
+        if !self.all_ops_same_shape {
+            return Ok(None);
+        }
+        let parts: Vec<(usize, &TensorSpec<I>)> = self
+            .operands
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.participates())
+            .filter_map(|(k, o)| o.tensor.map(|t| (k, t)))
+            .collect();
+        let all = |what: &str, p: Predicate<I>| -> Result<bool> {
+            for &(k, t) in &parts {
+                if !decide_layout(t, p, || format!("fast_setup: operand {k} is {what}"))? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        };
+        let contiguous = all("contiguous", Predicate::contiguous())?;
+        if self.options.enforce_linear_iteration || contiguous {
+            return Ok(contiguous.then_some(FastSetupType::Contiguous));
+        }
+        if all("channels-last contiguous", Predicate::channels_last_2d())? {
+            return Ok(Some(FastSetupType::ChannelsLast));
+        }
+        if all(
+            "non-overlapping and dense",
+            Predicate::non_overlapping_and_dense(),
+        )? {
+            // Same strides everywhere, compared against the last operand (as PyTorch does).
+            if let Some(((kl, last), rest)) = parts.split_last() {
+                for &(k, t) in rest.iter().rev() {
+                    if !all_equal(&t.strides, &last.strides).guard(|| {
+                        format!(
+                            "fast_setup: operand {k} strides {} equal strides {} of operand {kl}",
+                            fmt_dims(&t.strides),
+                            fmt_dims(&last.strides)
+                        )
+                    })? {
+                        return Ok(None);
+                    }
+                }
+            }
+            return Ok(Some(FastSetupType::NonOverlappingDense));
+        }
+        Ok(None)
+    }
+
+    /// `fast_set_up`: when every operand shares one dense layout, outputs take that layout and
+    /// the iteration is a single dimension of `numel` elements with stride = element size.
+    fn fast_set_up(&mut self) -> Result<bool> {
+        let Some(kind) = self.compute_fast_setup_type()? else {
+            return Ok(false);
+        };
+        let nd = self.shape.len();
+        for i in 0..self.num_outputs {
+            let op = &self.operands[i];
+            self.output_strides[i] = match (op.participates(), op.tensor) {
+                (true, Some(t)) => t.strides.clone(),
+                _ => match kind {
+                    FastSetupType::Contiguous => layout::contiguous_strides(&self.shape),
+                    FastSetupType::ChannelsLast => layout::channels_last_strides_2d(&self.shape)?,
+                    FastSetupType::NonOverlappingDense => {
+                        // PyTorch copies the strides of the last defined operand.
+                        let last = self.operands.iter().rev().find(|o| o.participates());
+                        match last.and_then(|o| o.tensor) {
+                            Some(t) => t.strides.clone(),
+                            None => layout::contiguous_strides(&self.shape),
+                        }
+                    }
+                },
+            };
+        }
+        let numel = self
+            .shape
+            .iter()
+            .fold(I::from_i64(1), |acc, s| acc * s.clone());
+        self.perm = (0..nd).collect();
+        if nd >= 1 {
+            self.shape = vec![numel];
+        }
+        for op in &mut self.operands {
+            op.stride_bytes = if nd >= 1 {
+                vec![I::from_i64(op.element_size as i64)]
+            } else {
+                Vec::new()
+            };
+        }
+        Ok(true)
+    }
+
+    /// `compute_strides`: byte strides of every participating operand over the broadcast
+    /// dimensions; 0 on dimensions it is broadcast along (size 1 against a larger size, or
+    /// missing leading dimensions). A size-1 dimension that is also 1 in the broadcast shape
+    /// keeps its stride: these "effective strides" still steer `reorder_dimensions`.
+    fn compute_strides(&mut self) -> Result<()> {
+        let nd = self.shape.len();
+        for k in 0..self.operands.len() {
+            let op = &self.operands[k];
+            if !op.participates() {
+                continue;
+            }
+            let Some(t) = op.tensor else { continue };
+            let es = I::from_i64(op.element_size as i64);
+            let offset = nd - t.ndim();
+            let mut stride_bytes = vec![I::from_i64(0); nd];
+            for (i, (size, stride)) in t.sizes.iter().zip(&t.strides).enumerate() {
+                let full = &self.shape[offset + i];
+                let broadcast = if size.sym_eq(full).statically_known_true() {
+                    false
+                } else {
+                    size.eq_i(1).and(&full.ne_i(1)).guard(|| {
+                        format!(
+                            "compute_strides: operand {k} dim {} (own dim {i}): size {size} broadcast to {full}",
+                            offset + i
+                        )
+                    })?
+                };
+                if !broadcast {
+                    stride_bytes[offset + i] = stride.clone() * es.clone();
+                }
+            }
+            self.operands[k].stride_bytes = stride_bytes;
+        }
+        Ok(())
+    }
+
+    /// PyTorch's `should_swap`: `1` if `dim0` should come after `dim1` (iterate faster), `-1`
+    /// if before, `0` if no operand decides (ambiguous). Operands are consulted in order
+    /// (outputs first; undefined and resized outputs skipped); a broadcast (stride 0) dimension
+    /// defers to the next operand; equal strides are broken by size when the first is larger,
+    /// else deferred too.
+    fn should_swap(&self, dim0: usize, dim1: usize) -> Result<i8> {
+        for (k, op) in self.operands.iter().enumerate() {
+            if op.stride_bytes.is_empty() || op.will_resize {
+                continue;
+            }
+            let (s0, s1) = (&op.stride_bytes[dim0], &op.stride_bytes[dim1]);
+            if s0.eq_i(0).or(&s1.eq_i(0)).guard(|| {
+                format!(
+                    "compute_perm: operand {k} dims {dim0},{dim1}: a byte stride is 0 ({s0}, {s1})"
+                )
+            })? {
+                continue;
+            }
+            if s0.sym_lt(s1).guard(|| {
+                format!("compute_perm: operand {k} dims {dim0},{dim1}: byte stride {s0} < {s1}")
+            })? {
+                return Ok(-1);
+            }
+            if s0.sym_gt(s1).guard(|| {
+                format!("compute_perm: operand {k} dims {dim0},{dim1}: byte stride {s0} > {s1}")
+            })? {
+                return Ok(1);
+            }
+            let (z0, z1) = (&self.shape[dim0], &self.shape[dim1]);
+            if z0.sym_gt(z1).guard(|| {
+                format!(
+                    "compute_perm: operand {k} dims {dim0},{dim1}: equal strides, size {z0} > {z1}"
+                )
+            })? {
+                return Ok(1);
+            }
+        }
+        Ok(0)
+    }
+
+    /// `compute_perm`: insertion sort of the dimensions (starting from reversed user order)
+    /// with the ambiguous comparator [`Self::should_swap`]: an ambiguous comparison neither
+    /// swaps nor stops, so the element keeps moving left past dimensions nobody orders.
+    fn compute_perm(&self) -> Result<Vec<usize>> {
+        let nd = self.shape.len();
+        let mut perm: Vec<usize> = (0..nd).rev().collect();
+        if nd <= 1 || self.options.enforce_linear_iteration {
+            return Ok(perm);
+        }
+        for i in 1..nd {
+            let mut dim1 = i;
+            for dim0 in (0..i).rev() {
+                match self.should_swap(perm[dim0], perm[dim1])? {
+                    c if c > 0 => {
+                        perm.swap(dim0, dim1);
+                        dim1 = dim0;
+                    }
+                    c if c < 0 => break,
+                    _ => {}
+                }
+            }
+        }
+        Ok(perm)
+    }
+
+    /// `reorder_dimensions`: compute the permutation and apply it to the shape and every
+    /// operand's strides, so iteration dimension 0 is the fastest-moving one.
+    fn reorder_dimensions(&mut self) -> Result<()> {
+        self.perm = self.compute_perm()?;
+        let perm = &self.perm;
+        let reorder = |v: &[I]| perm.iter().map(|&p| v[p].clone()).collect::<Vec<I>>();
+        self.shape = reorder(&self.shape);
+        for op in &mut self.operands {
+            if !op.stride_bytes.is_empty() {
+                op.stride_bytes = reorder(&op.stride_bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// PyTorch's `invert_perm`: from iteration order back to user order.
+    fn invert_perm(&self, v: &[I]) -> Vec<I> {
+        let mut res = vec![I::from_i64(0); v.len()];
+        for (d, &p) in self.perm.iter().enumerate() {
+            res[p] = v[d].clone();
+        }
+        res
+    }
+
+    /// `allocate_or_resize_outputs`: undefined and resized outputs get dense strides laid out
+    /// in iteration order (so the kernel writes them linearly and their layout follows the
+    /// inputs'), expressed back in user order; given outputs keep their strides. When the
+    /// permutation is the plain reversal PyTorch allocates with `empty` (contiguous strides).
+    fn allocate_or_resize_outputs(&mut self) {
+        let nd = self.shape.len();
+        let inverted = self.perm.iter().enumerate().all(|(j, &p)| p == nd - 1 - j);
+        for i in 0..self.num_outputs {
+            if self.operands[i].participates() {
+                if let Some(t) = self.operands[i].tensor {
+                    self.output_strides[i] = t.strides.clone();
+                }
+                continue;
+            }
+            let es = I::from_i64(self.operands[i].element_size as i64);
+            // compatible_stride, in elements.
+            let mut compat = Vec::with_capacity(nd);
+            let mut next = I::from_i64(1);
+            for d in 0..nd {
+                compat.push(next.clone());
+                next = next * self.shape[d].clone();
+            }
+            self.output_strides[i] = if inverted {
+                layout::contiguous_strides(&self.broadcast_shape)
+            } else {
+                self.invert_perm(&compat)
+            };
+            self.operands[i].stride_bytes = compat.into_iter().map(|s| s * es.clone()).collect();
+        }
+    }
+
+    /// `coalesce_dimensions`: merge adjacent iteration dimensions when either has size 1 or
+    /// `shape[d0] * stride[d0] == stride[d1]` holds for every operand.
+    fn coalesce_dimensions(&mut self) -> Result<()> {
+        let nd = self.shape.len();
+        if nd <= 1 {
+            return Ok(());
+        }
+        let mut prev = 0usize;
+        for dim in 1..nd {
+            let (z0, z1) = (&self.shape[prev], &self.shape[dim]);
+            let chain = self
+                .operands
+                .iter()
+                .fold(I::Bool::from_bool(true), |acc, op| {
+                    acc.and(
+                        &(z0.clone() * op.stride_bytes[prev].clone()).sym_eq(&op.stride_bytes[dim]),
+                    )
+                });
+            let user_dim = self.perm[dim];
+            let can = z0.eq_i(1).or(&z1.eq_i(1)).or(&chain).guard(|| {
+                format!(
+                    "coalesce_dimensions: iteration dim {dim} (user dim {user_dim}) merges into iteration dim {prev}: a size is 1 ({z0}, {z1}) or size*stride == next stride for all {} operands",
+                    self.operands.len()
+                )
+            })?;
+            if can {
+                if z0.eq_i(1).guard(|| {
+                    format!("coalesce_dimensions: iteration dim {prev} has size {z0} == 1 (takes the strides of iteration dim {dim}, user dim {user_dim})")
+                })? {
+                    self.replace_stride(prev, dim);
+                }
+                self.shape[prev] = self.shape[prev].clone() * self.shape[dim].clone();
+            } else {
+                prev += 1;
+                if prev != dim {
+                    self.replace_stride(prev, dim);
+                    self.shape[prev] = self.shape[dim].clone();
+                }
+            }
+        }
+        self.shape.truncate(prev + 1);
+        for op in &mut self.operands {
+            op.stride_bytes.truncate(prev + 1);
+        }
+        Ok(())
+    }
+
+    fn replace_stride(&mut self, dim0: usize, dim1: usize) {
+        for op in &mut self.operands {
+            op.stride_bytes[dim0] = op.stride_bytes[dim1].clone();
+        }
+    }
+
+    fn into_plan(self) -> Plan<I> {
+        let operands = self
+            .operands
+            .into_iter()
+            .map(|op| OperandPlan {
+                offset: op
+                    .tensor
+                    .map_or_else(|| I::from_i64(0), |t| t.storage_offset.clone()),
+                stride_bytes: op.stride_bytes,
+                element_size: op.element_size,
+                is_output: op.is_output,
+            })
+            .collect();
+        Plan {
+            shape: self.shape,
+            operands,
+            num_outputs: self.num_outputs,
+            broadcast_shape: self.broadcast_shape,
+            output_strides: self.output_strides,
+            perm: self.perm,
+        }
+    }
+}
+
+/// "output i" / "input j" for operand `k`.
+fn operand_name(k: usize, num_outputs: usize) -> String {
+    if k < num_outputs {
+        format!("output {k}")
+    } else {
+        format!("input {}", k - num_outputs)
+    }
+}
+
+/// PyTorch's `is_same` for views: same storage and, statically (no guard), the same offset,
+/// element size, sizes and strides.
+fn is_same<I: Int>(a: &TensorSpec<I>, b: &TensorSpec<I>) -> bool {
+    match (&a.storage, &b.storage) {
+        (Some(x), Some(y)) if x.id == y.id => {}
+        _ => return false,
+    }
+    a.element_size == b.element_size
+        && a.storage_offset
+            .sym_eq(&b.storage_offset)
+            .statically_known_true()
+        && all_equal(&a.sizes, &b.sizes).statically_known_true()
+        && all_equal(&a.strides, &b.strides).statically_known_true()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(inputs: &[(Vec<i64>, Vec<i64>)], options: IterOptions) -> Plan<i64> {
+        let mut c = TensorIteratorConfig::new()
+            .options(options)
+            .add_undefined_output(4);
+        for (s, t) in inputs {
+            c = c.add_input(TensorSpec::new(s.clone(), t.clone(), 4));
+        }
+        c.build().unwrap()
+    }
+
+    fn general() -> IterOptions {
+        IterOptions {
+            allow_fast_setup: false,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn fully_ambiguous_comparisons_keep_reversed_order() {
+        // Every stride is 0 (a broadcast scalar): nothing orders the dims.
+        let p = plan(
+            &[(vec![], vec![]), (vec![2, 3, 4], vec![0, 0, 0])],
+            general(),
+        );
+        assert_eq!(p.perm, vec![2, 1, 0]);
+        assert_eq!(p.output_strides[0], vec![12, 4, 1]);
+    }
+
+    #[test]
+    fn first_operand_decides_and_later_ones_break_ties() {
+        // The first operand is transposed, the second row-major: the first wins.
+        let p = plan(
+            &[(vec![4, 5], vec![1, 4]), (vec![4, 5], vec![5, 1])],
+            general(),
+        );
+        assert_eq!(p.output_strides[0], vec![1, 4]);
+        let p = plan(
+            &[(vec![4, 5], vec![5, 1]), (vec![4, 5], vec![1, 4])],
+            general(),
+        );
+        assert_eq!(p.output_strides[0], vec![5, 1]);
+        // A fully broadcast first operand is ambiguous everywhere: the transposed second decides.
+        let t = (vec![4, 5], vec![1, 4]);
+        let c = (vec![4, 5], vec![0, 0]);
+        let p = plan(&[c, t], general());
+        assert_eq!(p.perm, vec![0, 1]);
+        assert_eq!(p.output_strides[0], vec![1, 4]);
+    }
+
+    #[test]
+    fn equal_strides_are_broken_by_size() {
+        // Dims 0 and 1 both have stride 1 in the input (an overlapping view): the larger dim
+        // goes outside.
+        let p = plan(&[(vec![3, 2], vec![1, 1])], general());
+        assert_eq!(p.perm, vec![1, 0]);
+        let p = plan(&[(vec![2, 3], vec![1, 1])], general());
+        assert_eq!(p.perm, vec![0, 1]);
+    }
+
+    #[test]
+    fn coalescing_merges_contiguous_runs_and_size_one_dims() {
+        let p = plan(&[(vec![2, 1, 3, 4], vec![12, 7, 4, 1])], general());
+        assert_eq!(p.shape, vec![24]);
+        assert_eq!(p.operands[1].stride_bytes, vec![4]);
+        // A gap (row stride 5 for rows of 4) prevents merging the two dims.
+        let p = plan(&[(vec![3, 4], vec![5, 1])], general());
+        assert_eq!(p.shape, vec![4, 3]);
+        assert_eq!(p.operands[1].stride_bytes, vec![4, 20]);
+        assert_eq!(p.operands[0].stride_bytes, vec![4, 16]);
+    }
+
+    #[test]
+    fn fast_setup_collapses_to_one_dimension() {
+        let p = plan(
+            &[(vec![2, 3], vec![3, 1]), (vec![2, 3], vec![3, 1])],
+            IterOptions::default(),
+        );
+        assert_eq!(p.shape, vec![6]);
+        assert_eq!(p.perm, vec![0, 1]);
+        assert!(p.operands.iter().all(|o| o.stride_bytes == vec![4]));
+        // Non-overlapping-and-dense with equal (transposed) strides: output copies them.
+        let p = plan(
+            &[(vec![2, 3], vec![1, 2]), (vec![2, 3], vec![1, 2])],
+            IterOptions::default(),
+        );
+        assert_eq!(p.shape, vec![6]);
+        assert_eq!(p.output_strides[0], vec![1, 2]);
+        // 0-dim operands: an empty iteration shape.
+        let p = plan(&[(vec![], vec![])], IterOptions::default());
+        assert!(p.shape.is_empty() && p.broadcast_shape.is_empty());
+    }
+
+    #[test]
+    fn zero_size_outputs_follow_compatible_strides() {
+        // Non-reversed perm with a 0-size dim: strides are products of sizes (no max(.,1)),
+        // as `empty_strided` receives them from `compatible_stride`.
+        // Byte strides [4, 8, 8]: dim 0 innermost, the size tie puts dim 1 (size 0) before
+        // dim 2, so the outermost stride is 2 * 0.
+        let p = plan(&[(vec![2, 0, 3], vec![1, 2, 2])], general());
+        assert_eq!(p.perm, vec![0, 1, 2]);
+        assert_eq!(p.output_strides[0], vec![1, 2, 0]);
+        assert_eq!(p.numel(), 0);
+    }
+}

@@ -1,0 +1,204 @@
+//! The build's inputs: operand descriptions, options and the [`TensorIteratorConfig`] builder.
+
+use super::plan::Plan;
+use crate::error::Result;
+use crate::int::Int;
+
+/// Identity and size of the memory an operand lives in, for overlap and bounds checks.
+///
+/// Two operands alias exactly when their `id`s are equal; the build never dereferences
+/// anything, so the id is an opaque token chosen by the caller (an allocation address, a
+/// buffer index, ...).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Storage<I> {
+    /// Opaque identity: equal ids mean the same underlying buffer.
+    pub id: u64,
+    /// Size of the buffer in bytes; every element an operand can address must lie inside.
+    pub nbytes: I,
+}
+
+/// A strided view: what PyTorch keeps in a `TensorImpl` for layout purposes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSpec<I> {
+    /// Sizes, outermost first (user order).
+    pub sizes: Vec<I>,
+    /// Strides in elements, one per size.
+    pub strides: Vec<I>,
+    /// Offset of the first element from the start of the storage, in elements.
+    pub storage_offset: I,
+    /// Size of one element in bytes (must be positive).
+    pub element_size: usize,
+    /// The buffer the view points into; `None` disables overlap and bounds checks for it.
+    pub storage: Option<Storage<I>>,
+}
+
+impl<I: Int> TensorSpec<I> {
+    /// A view with storage offset 0 and no storage information.
+    pub fn new(sizes: Vec<I>, strides: Vec<I>, element_size: usize) -> Self {
+        TensorSpec {
+            sizes,
+            strides,
+            storage_offset: I::from_i64(0),
+            element_size,
+            storage: None,
+        }
+    }
+
+    /// Sets the storage offset (in elements).
+    pub fn with_offset(mut self, storage_offset: I) -> Self {
+        self.storage_offset = storage_offset;
+        self
+    }
+
+    /// Attaches storage identity and length (bytes), enabling overlap and bounds checks.
+    pub fn with_storage(mut self, id: u64, nbytes: I) -> Self {
+        self.storage = Some(Storage { id, nbytes });
+        self
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.sizes.len()
+    }
+}
+
+/// Build options, mirroring the flags of PyTorch's `TensorIteratorConfig`.
+///
+/// Plain data with a [`Default`] matching PyTorch's defaults for elementwise ops, so a caller
+/// writes `IterOptions { check_mem_overlap: false, ..Default::default() }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IterOptions {
+    /// Given outputs whose sizes differ from the broadcast shape are resized (re-strided from
+    /// the permutation) instead of rejected; their sizes do not take part in broadcasting.
+    /// Default `true`.
+    pub resize_outputs: bool,
+    /// Reject outputs that overlap themselves or partially overlap an input. Default `true`.
+    pub check_mem_overlap: bool,
+    /// Require every operand to have exactly the broadcast shape (no broadcasting). Default
+    /// `false`.
+    pub check_all_same_shape: bool,
+    /// Keep the user's dimension order (row-major iteration), never reorder by strides; only
+    /// the all-contiguous fast setup applies. Default `false`.
+    pub enforce_linear_iteration: bool,
+    /// Run `coalesce_dimensions` (PyTorch skips it only for meta tensors). Default `true`.
+    pub coalesce_dimensions: bool,
+    /// Allow the fast setup paths. Turning it off forces the general path, which must reach an
+    /// equivalent plan; useful for differential tests. Default `true`.
+    pub allow_fast_setup: bool,
+}
+
+impl Default for IterOptions {
+    fn default() -> Self {
+        IterOptions {
+            resize_outputs: true,
+            check_mem_overlap: true,
+            check_all_same_shape: false,
+            enforce_linear_iteration: false,
+            coalesce_dimensions: true,
+            allow_fast_setup: true,
+        }
+    }
+}
+
+/// An output operand: given by the caller, or left to the build to allocate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutputSpec<I> {
+    /// An existing tensor (`out=`); its strides are respected unless it must be resized.
+    Given(TensorSpec<I>),
+    /// No tensor yet: the build allocates sizes = broadcast shape, strides from the permutation.
+    Undefined {
+        /// Element size in bytes of the tensor to allocate.
+        element_size: usize,
+    },
+}
+
+/// Builder of a TensorIterator build, in the spirit of PyTorch's `TensorIteratorConfig`:
+/// add all outputs first, then inputs, set options, call [`TensorIteratorConfig::build`].
+///
+/// ```
+/// use symstride::iter::{TensorIteratorConfig, TensorSpec};
+/// let plan = TensorIteratorConfig::<i64>::new()
+///     .add_undefined_output(4)
+///     .add_input(TensorSpec::new(vec![2, 3], vec![1, 2], 4)) // transposed
+///     .add_input(TensorSpec::new(vec![3], vec![1], 4))       // broadcast
+///     .build()
+///     .unwrap();
+/// assert_eq!(plan.broadcast_shape, vec![2, 3]);
+/// assert_eq!(plan.output_strides[0], vec![1, 2]); // follows the first input's layout
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorIteratorConfig<I> {
+    pub(super) options: IterOptions,
+    pub(super) outputs: Vec<OutputSpec<I>>,
+    pub(super) inputs: Vec<TensorSpec<I>>,
+    pub(super) outputs_after_inputs: bool,
+}
+
+impl<I: Int> Default for TensorIteratorConfig<I> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<I: Int> TensorIteratorConfig<I> {
+    /// An empty configuration with default options.
+    pub fn new() -> Self {
+        TensorIteratorConfig {
+            options: IterOptions::default(),
+            outputs: Vec::new(),
+            inputs: Vec::new(),
+            outputs_after_inputs: false,
+        }
+    }
+
+    /// Replaces the options.
+    pub fn options(mut self, options: IterOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The current options.
+    pub fn current_options(&self) -> &IterOptions {
+        &self.options
+    }
+
+    /// Adds an existing output tensor. Outputs must be added before inputs (as in PyTorch);
+    /// adding one after an input is reported by [`TensorIteratorConfig::build`].
+    pub fn add_output(mut self, output: TensorSpec<I>) -> Self {
+        self.outputs.push(OutputSpec::Given(output));
+        if !self.inputs.is_empty() {
+            self.outputs_after_inputs = true;
+        }
+        self
+    }
+
+    /// Adds an output the build allocates (PyTorch: an undefined tensor, e.g. no `out=`).
+    pub fn add_undefined_output(mut self, element_size: usize) -> Self {
+        self.outputs.push(OutputSpec::Undefined { element_size });
+        if !self.inputs.is_empty() {
+            self.outputs_after_inputs = true;
+        }
+        self
+    }
+
+    /// Adds an input tensor.
+    pub fn add_input(mut self, input: TensorSpec<I>) -> Self {
+        self.inputs.push(input);
+        self
+    }
+
+    /// Number of outputs added so far.
+    pub fn num_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// Number of inputs added so far.
+    pub fn num_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Runs the build (see the [module docs](super) for its steps).
+    pub fn build(&self) -> Result<Plan<I>> {
+        super::build::build(self)
+    }
+}
