@@ -44,7 +44,10 @@ fn coverage() -> Vec<(Spec, Vec<Row>)> {
                 .map(|r| {
                     let b = r["binding"].as_object().expect("binding");
                     let values = spec
-                        .values_from_map(b.iter().map(|(k, v)| (k.as_str(), v.as_i64().expect("int"))))
+                        .values_from_map(
+                            b.iter()
+                                .map(|(k, v)| (k.as_str(), v.as_i64().expect("int"))),
+                        )
                         .expect("binding of the spec's symbols");
                     Row {
                         values,
@@ -86,23 +89,51 @@ fn single_specialization_admits_at_least_what_torch_admits_and_matches_torch() {
                 ours += 1;
                 assert_eq!(k, 0);
                 let (sizes, strides) = out.output.unwrap();
-                assert_eq!((&sizes, &strides), (&r.sizes, &r.strides), "{:?} at {:?}", spec.name, r.values);
+                assert_eq!(
+                    (&sizes, &strides),
+                    (&r.sizes, &r.strides),
+                    "{:?} at {:?}",
+                    spec.name,
+                    r.values
+                );
             }
         }
         println!("{:?}: ours {ours}/{} torch {torch}", spec.name, rows.len());
-        assert!(ours >= torch, "{:?}: ours {ours} < torch {torch}", spec.name);
+        assert!(
+            ours >= torch,
+            "{:?}: ours {ours} < torch {torch}",
+            spec.name
+        );
     }
 }
 
 #[test]
 fn cover_admits_every_binding_with_torch_output() {
     for (spec, rows) in coverage() {
-        let a = Artifact::compile(&spec, &CompileOptions { cover: true, ..Default::default() }).unwrap();
+        let a = Artifact::compile(
+            &spec,
+            &CompileOptions {
+                cover: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         for r in &rows {
             let out = a.check(&r.values).unwrap();
-            assert!(out.specialization.is_some(), "{:?}: {:?} not covered", spec.name, r.values);
+            assert!(
+                out.specialization.is_some(),
+                "{:?}: {:?} not covered",
+                spec.name,
+                r.values
+            );
             let (sizes, strides) = out.output.unwrap();
-            assert_eq!((&sizes, &strides), (&r.sizes, &r.strides), "{:?} at {:?}", spec.name, r.values);
+            assert_eq!(
+                (&sizes, &strides),
+                (&r.sizes, &r.strides),
+                "{:?} at {:?}",
+                spec.name,
+                r.values
+            );
         }
     }
 }
@@ -113,7 +144,14 @@ fn cover_admits_small_bindings_including_zero() {
     let v: Value = serde_json::from_str(&text).unwrap();
     for s in v.as_array().unwrap().iter().take(3) {
         let spec = Spec::from_value(s).unwrap();
-        let a = Artifact::compile(&spec, &CompileOptions { cover: true, ..Default::default() }).unwrap();
+        let a = Artifact::compile(
+            &spec,
+            &CompileOptions {
+                cover: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let k = spec.symbols.len();
         let vals = [0i64, 1, 2, 3, 7];
         for n in 0..vals.len().pow(k as u32) {
@@ -130,7 +168,12 @@ fn cover_admits_small_bindings_including_zero() {
                 panic!("{:?}: {values:?} not covered", spec.name)
             };
             let plan = a.specializations[idx].instantiate(&values).unwrap();
-            assert_eq!(plan, concrete_plan(&spec, &values).unwrap(), "{:?} at {values:?}", spec.name);
+            assert_eq!(
+                plan,
+                concrete_plan(&spec, &values).unwrap(),
+                "{:?} at {values:?}",
+                spec.name
+            );
         }
     }
 }
@@ -138,7 +181,11 @@ fn cover_admits_small_bindings_including_zero() {
 #[test]
 fn seed_guards_are_weak_and_readable() {
     let a = compile_seed_spec().unwrap();
-    let guards: Vec<String> = a.specializations[0].guards.iter().map(|g| g.cond.to_string()).collect();
+    let guards: Vec<String> = a.specializations[0]
+        .guards
+        .iter()
+        .map(|g| g.cond.to_string())
+        .collect();
     // Nothing about c, h, w beyond what a decision needed, and no product of symbols left.
     assert!(guards.iter().all(|g| !g.contains('*')), "{guards:?}");
     for g in &a.specializations[0].guards {
@@ -168,7 +215,9 @@ fn spec_strategy() -> impl Strategy<Value = (Value, Vec<Vec<i64>>)> {
             for (seed, kind) in inputs.into_iter().take(arity) {
                 let mut rng = seed;
                 let mut next = |m: u64| {
-                    rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    rng = rng
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     (rng >> 33) % m
                 };
                 let drop = next(base.len() as u64) as usize;
@@ -205,7 +254,11 @@ fn spec_strategy() -> impl Strategy<Value = (Value, Vec<Vec<i64>>)> {
                         let mut strides = vec![String::new(); rank];
                         let mut acc = "1".to_string();
                         for &d in &order {
-                            strides[d] = if kind == 3 && next(4) == 0 { "0".to_string() } else { acc.clone() };
+                            strides[d] = if kind == 3 && next(4) == 0 {
+                                "0".to_string()
+                            } else {
+                                acc.clone()
+                            };
                             let size = match &dims[d] {
                                 Value::String(s) => s.clone(),
                                 v => v.to_string(),
@@ -283,7 +336,14 @@ fn edit(json: &str, f: impl FnOnce(&mut Value)) -> String {
 #[test]
 fn artifact_round_trips() {
     let spec = Spec::from_json(SEED_SPEC_JSON).unwrap();
-    let a = Artifact::compile(&spec, &CompileOptions { cover: true, ..Default::default() }).unwrap();
+    let a = Artifact::compile(
+        &spec,
+        &CompileOptions {
+            cover: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let back = Artifact::from_json(&a.to_json()).unwrap();
     assert_eq!(back, a);
 }
@@ -297,25 +357,93 @@ fn tampered_artifacts_are_errors() {
         ("format", edit(&good, |v| v["format"] = "other".into())),
         ("not JSON", good[..good.len() / 2].to_string()),
         ("spec", edit(&good, |v| v["spec"]["op"] = "mul".into())),
-        ("symbols", edit(&good, |v| v["symbols"] = serde_json::json!(["c", "h"]))),
-        ("cannot parse", edit(&good, |v| v["specializations"][0]["guards"][0]["cond"] = "c >=".into())),
-        ("unknown symbol", edit(&good, |v| v["specializations"][0]["guards"][0]["cond"] = "z >= 1".into())),
-        ("does not hold", edit(&good, |v| v["specializations"][0]["guards"][0]["cond"] = "c >= 100".into())),
-        ("does not match", edit(&good, |v| v["specializations"][0]["plan"]["operands"][1]["stride_bytes"][0] = "8".into())),
-        ("does not match", edit(&good, |v| v["specializations"][0]["plan"]["output_strides"][0][1] = "2".into())),
-        ("does not match", edit(&good, |v| v["specializations"][0]["plan"]["shape"][0] = "c + 1".into())),
-        ("permutation", edit(&good, |v| v["specializations"][0]["plan"]["perm"] = serde_json::json!([0, 0, 1, 2]))),
-        ("operands", edit(&good, |v| {
-            v["specializations"][0]["plan"]["operands"].as_array_mut().unwrap().pop();
-        })),
-        ("strides for", edit(&good, |v| {
-            v["specializations"][0]["plan"]["operands"][0]["stride_bytes"].as_array_mut().unwrap().pop();
-        })),
-        ("element_size", edit(&good, |v| v["specializations"][0]["plan"]["operands"][0]["element_size"] = 8.into())),
-        ("traced_at", edit(&good, |v| v["specializations"][0]["traced_at"]["c"] = (-3).into())),
-        ("no specializations", edit(&good, |v| v["specializations"] = serde_json::json!([]))),
+        (
+            "symbols",
+            edit(&good, |v| v["symbols"] = serde_json::json!(["c", "h"])),
+        ),
+        (
+            "cannot parse",
+            edit(&good, |v| {
+                v["specializations"][0]["guards"][0]["cond"] = "c >=".into()
+            }),
+        ),
+        (
+            "unknown symbol",
+            edit(&good, |v| {
+                v["specializations"][0]["guards"][0]["cond"] = "z >= 1".into()
+            }),
+        ),
+        (
+            "does not hold",
+            edit(&good, |v| {
+                v["specializations"][0]["guards"][0]["cond"] = "c >= 100".into()
+            }),
+        ),
+        (
+            "does not match",
+            edit(&good, |v| {
+                v["specializations"][0]["plan"]["operands"][1]["stride_bytes"][0] = "8".into()
+            }),
+        ),
+        (
+            "does not match",
+            edit(&good, |v| {
+                v["specializations"][0]["plan"]["output_strides"][0][1] = "2".into()
+            }),
+        ),
+        (
+            "does not match",
+            edit(&good, |v| {
+                v["specializations"][0]["plan"]["shape"][0] = "c + 1".into()
+            }),
+        ),
+        (
+            "permutation",
+            edit(&good, |v| {
+                v["specializations"][0]["plan"]["perm"] = serde_json::json!([0, 0, 1, 2])
+            }),
+        ),
+        (
+            "operands",
+            edit(&good, |v| {
+                v["specializations"][0]["plan"]["operands"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop();
+            }),
+        ),
+        (
+            "strides for",
+            edit(&good, |v| {
+                v["specializations"][0]["plan"]["operands"][0]["stride_bytes"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop();
+            }),
+        ),
+        (
+            "element_size",
+            edit(&good, |v| {
+                v["specializations"][0]["plan"]["operands"][0]["element_size"] = 8.into()
+            }),
+        ),
+        (
+            "traced_at",
+            edit(&good, |v| {
+                v["specializations"][0]["traced_at"]["c"] = (-3).into()
+            }),
+        ),
+        (
+            "no specializations",
+            edit(&good, |v| v["specializations"] = serde_json::json!([])),
+        ),
         ("unknown field", edit(&good, |v| v["extra"] = 1.into())),
-        ("invalid type", edit(&good, |v| v["specializations"][0]["plan"]["shape"] = 3.into())),
+        (
+            "invalid type",
+            edit(&good, |v| {
+                v["specializations"][0]["plan"]["shape"] = 3.into()
+            }),
+        ),
     ];
     for (needle, text) in cases {
         match Artifact::from_json(&text) {
@@ -344,14 +472,23 @@ fn dispatch_hits_misses_and_retraces() {
     let d = Dispatcher::new(compile_seed_spec().unwrap()).unwrap();
     let spec = d.spec().clone();
     let mut plan = empty_plan();
-    for (c, h, w, hit) in [(3, 4, 5, true), (8, 16, 32, true), (3, 1, 5, false), (3, 1, 7, true), (3, 4, 5, true)] {
+    for (c, h, w, hit) in [
+        (3, 4, 5, true),
+        (8, 16, 32, true),
+        (3, 1, 5, false),
+        (3, 1, 7, true),
+        (3, 4, 5, true),
+    ] {
         let inputs = seed_inputs(&spec, c, h, w);
         let r = d.dispatch(&refs(&inputs), &mut plan).unwrap();
         assert_eq!(r.retraced, !hit, "{c},{h},{w}");
         assert_eq!(plan, concrete_plan(&spec, &[c, h, w]).unwrap());
     }
     let s = d.stats();
-    assert_eq!((s.hits, s.misses, s.retraces, s.specializations), (4, 1, 1, 2));
+    assert_eq!(
+        (s.hits, s.misses, s.retraces, s.specializations),
+        (4, 1, 1, 2)
+    );
     // The cache round-trips through an artifact.
     let again = Artifact::from_json(&d.to_artifact().to_json()).unwrap();
     assert_eq!(again.specializations.len(), 2);
@@ -367,10 +504,18 @@ fn binding_rejects_inconsistent_inputs() {
     assert!(err.contains("already bound"), "{err}");
     let mut inputs = seed_inputs(&spec, 3, 4, 5);
     inputs[0].0[0] = 3;
-    assert!(d.bind(&refs(&inputs)).unwrap_err().to_string().contains("fixes it to 2"));
+    assert!(d
+        .bind(&refs(&inputs))
+        .unwrap_err()
+        .to_string()
+        .contains("fixes it to 2"));
     let mut inputs = seed_inputs(&spec, 3, 4, 5);
     inputs[0].1 = vec![60, 20, 5, 1];
-    assert!(d.bind(&refs(&inputs)).unwrap_err().to_string().contains("channels_last"));
+    assert!(d
+        .bind(&refs(&inputs))
+        .unwrap_err()
+        .to_string()
+        .contains("channels_last"));
     let inputs = seed_inputs(&spec, 3, 4, 5);
     assert!(d.bind(&refs(&inputs[..1])).is_err());
 }
@@ -379,7 +524,9 @@ fn binding_rejects_inconsistent_inputs() {
 fn concurrent_dispatch_equals_serial() {
     let d = Arc::new(Dispatcher::new(compile_seed_spec().unwrap()).unwrap());
     let spec = d.spec().clone();
-    let shapes: Vec<[i64; 3]> = (0..60).map(|i| [1 + i % 3, 1 + (i / 3) % 4, 1 + (i / 12) % 5]).collect();
+    let shapes: Vec<[i64; 3]> = (0..60)
+        .map(|i| [1 + i % 3, 1 + (i / 3) % 4, 1 + (i / 12) % 5])
+        .collect();
     let threads: Vec<_> = (0..4)
         .map(|t| {
             let d = Arc::clone(&d);
@@ -391,7 +538,11 @@ fn concurrent_dispatch_equals_serial() {
                     let [c, h, w] = shapes[(k * (t + 1)) % shapes.len()];
                     let inputs = seed_inputs(&spec, c, h, w);
                     d.dispatch(&refs(&inputs), &mut plan).unwrap();
-                    assert_eq!(plan, concrete_plan(&spec, &[c, h, w]).unwrap(), "{c},{h},{w}");
+                    assert_eq!(
+                        plan,
+                        concrete_plan(&spec, &[c, h, w]).unwrap(),
+                        "{c},{h},{w}"
+                    );
                 }
             })
         })
@@ -405,6 +556,10 @@ fn concurrent_dispatch_equals_serial() {
     for [c, h, w] in &shapes {
         let k = d.lookup(&[*c, *h, *w]).unwrap().expect("cached");
         let sp = d.specialization(k).unwrap();
-        assert_eq!(sp.instantiate(&[*c, *h, *w]).unwrap(), concrete_plan(&spec, &[*c, *h, *w]).unwrap());
+        assert_eq!(
+            sp.instantiate(&[*c, *h, *w]).unwrap(),
+            concrete_plan(&spec, &[*c, *h, *w]).unwrap()
+        );
     }
 }
+

@@ -152,7 +152,8 @@ impl Artifact {
         if format != Some(ARTIFACT_FORMAT) {
             return Err(art(format!(
                 "`format` is {}, expected \"{ARTIFACT_FORMAT}\"",
-                v.get("format").map_or("missing".to_string(), |f| f.to_string())
+                v.get("format")
+                    .map_or("missing".to_string(), |f| f.to_string())
             )));
         }
         match v.get("version").and_then(Value::as_u64) {
@@ -179,7 +180,9 @@ impl Artifact {
             .specializations
             .into_iter()
             .enumerate()
-            .map(|(k, s)| load_specialization(&spec, s).map_err(|e| art(format!("specialization {k}: {e}"))))
+            .map(|(k, s)| {
+                load_specialization(&spec, s).map_err(|e| art(format!("specialization {k}: {e}")))
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(Artifact {
             spec,
@@ -307,13 +310,20 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
         )));
     }
     if p.output_strides.len() != 1 || p.output_strides[0].len() != rank {
-        return Err(art(format!("output_strides must be one list of {rank} strides")));
+        return Err(art(format!(
+            "output_strides must be one list of {rank} strides"
+        )));
     }
     let mut seen = vec![false; rank];
     if p.perm.len() != rank
-        || p.perm.iter().any(|&d| d >= rank || std::mem::replace(&mut seen[d], true))
+        || p.perm
+            .iter()
+            .any(|&d| d >= rank || std::mem::replace(&mut seen[d], true))
     {
-        return Err(art(format!("perm {:?} is not a permutation of 0..{rank}", p.perm)));
+        return Err(art(format!(
+            "perm {:?} is not a permutation of 0..{rank}",
+            p.perm
+        )));
     }
     let mut operands = Vec::with_capacity(n_ops);
     for (k, o) in p.operands.iter().enumerate() {

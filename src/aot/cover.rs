@@ -63,7 +63,10 @@ fn covered(out: &[Specialization], probe: &[i64]) -> Result<bool> {
 /// `options.cover` one more for every probe binding (see [`CompileOptions`]) that none of
 /// the previous ones admits. A probe whose trace fails (e.g. shapes that do not broadcast
 /// at that binding) is skipped: no plan exists there.
-pub fn compile_specializations(spec: &Spec, options: &CompileOptions) -> Result<Vec<Specialization>> {
+pub fn compile_specializations(
+    spec: &Spec,
+    options: &CompileOptions,
+) -> Result<Vec<Specialization>> {
     let mut out = vec![trace(spec, &spec.hints)?];
     if !options.cover {
         return Ok(out);
@@ -86,7 +89,11 @@ pub fn compile_specializations(spec: &Spec, options: &CompileOptions) -> Result<
     };
     // Positive sizes first (the bindings users run), then the classes with a zero size,
     // so that dispatch meets the general specializations first.
-    let passes: &[bool] = if options.cover_zero { &[false, true] } else { &[false] };
+    let passes: &[bool] = if options.cover_zero {
+        &[false, true]
+    } else {
+        &[false]
+    };
     let mut probe = vec![0i64; k];
     for &zero in passes {
         let values = probe_values(spec, zero, two_large);

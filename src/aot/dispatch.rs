@@ -373,9 +373,19 @@ mod tests {
 
     #[test]
     fn layout_check_matches_layout_module() {
-        let sizes_list: [&[i64]; 5] = [&[2, 3, 4, 5], &[1, 1, 1, 1], &[0, 3, 1, 2], &[3, 0, 2], &[2, 1, 3, 0, 4]];
+        let sizes_list: [&[i64]; 5] = [
+            &[2, 3, 4, 5],
+            &[1, 1, 1, 1],
+            &[0, 3, 1, 2],
+            &[3, 0, 2],
+            &[2, 1, 3, 0, 4],
+        ];
         for sizes in sizes_list {
-            for f in [MemoryFormat::Contiguous, MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d] {
+            for f in [
+                MemoryFormat::Contiguous,
+                MemoryFormat::ChannelsLast,
+                MemoryFormat::ChannelsLast3d,
+            ] {
                 let Ok(st) = layout::strides_for_format(sizes, f) else {
                     assert!(layout_mismatch(sizes, &vec![0; sizes.len()], f).is_some());
                     continue;

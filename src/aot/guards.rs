@@ -4,18 +4,20 @@
 //! comparison), `c*h*w != 1 && c != 1 && w != 1` (a coalescing test over all operands). Under
 //! the specialization's symbol ranges these are equivalent to `w >= 2` and `c != 1 && w != 1`.
 //! The symbolic layer's interval reasoning does not see through products of symbols, so
-//! this pass does two equivalence-preserving rewrites:
+//! this pass does three equivalence-preserving rewrites:
 //!
 //! 1. cancel monomial factors whose symbols are `>= 1` from every comparison
 //!    ([`BoolExpr::cancel_positive_monomials`]);
-//! 2. drop a conjunct implied by the ranges and the other conjuncts of its guard, then drop
+//! 2. write `s <= m` as `s == m` when `m` is the symbol's minimum, and substitute such
+//!    equalities into the other guards (`c == 1, c < w` becomes `c == 1, w >= 2`);
+//! 3. drop a conjunct implied by the ranges and the other conjuncts of its guard, then drop
 //!    a guard implied by the ranges and the other remaining guards.
 //!
-//! Both steps keep the conjunction of all guards (with the range guards, which are never
+//! All steps keep the conjunction of all guards (with the range guards, which are never
 //! dropped) logically equivalent, so the admitted bindings are exactly the same.
 
 use crate::error::Result;
-use crate::sym::{BoolExpr, Guard, ShapeEnv, ShapeEnvConfig, SymbolSpec, Symbol};
+use crate::sym::{BoolExpr, Expr, Guard, Rel, ShapeEnv, ShapeEnvConfig, Symbol, SymbolSpec};
 
 /// An environment with the spec's symbols at `at` (ranges as traced) and `facts` assumed.
 fn env_with<'a>(
@@ -44,6 +46,53 @@ fn env_with<'a>(
     Ok(env)
 }
 
+/// `(s, k)` when `cond` is `s == k`.
+fn symbol_equals(cond: &BoolExpr) -> Option<(Symbol, i64)> {
+    let (Rel::Eq, p) = cond.as_cmp()? else {
+        return None;
+    };
+    let terms = p.polynomial_terms()?;
+    let (mut sym, mut k) = (None, 0);
+    for (coef, fs) in &terms {
+        match (coef, fs.as_slice()) {
+            (1, [(s, 1)]) => sym = Some(s.clone()),
+            (c, []) => k = c.checked_neg()?,
+            _ => return None,
+        }
+    }
+    sym.map(|s| (s, k))
+}
+
+/// Rewrites `s <= min(s)` (what a trace at the minimum records) as the equivalent `s == min`.
+fn at_minimum(cond: &BoolExpr, symbols: &[String], mins: &[i64]) -> BoolExpr {
+    if let Some(parts) = cond.conjuncts() {
+        return BoolExpr::and_all(parts.iter().map(|c| at_minimum(c, symbols, mins)));
+    }
+    if let Some(parts) = cond.disjuncts() {
+        return BoolExpr::or_all(parts.iter().map(|c| at_minimum(c, symbols, mins)));
+    }
+    let Some((Rel::Le, p)) = cond.as_cmp() else {
+        return cond.clone();
+    };
+    let Some(terms) = p.polynomial_terms() else {
+        return cond.clone();
+    };
+    let (mut sym, mut k) = (None, 0);
+    for (coef, fs) in &terms {
+        match (coef, fs.as_slice()) {
+            (1, [(s, 1)]) => sym = Some(s.clone()),
+            (c, []) => k = -c,
+            _ => return cond.clone(),
+        }
+    }
+    match sym.and_then(|s| symbols.iter().position(|n| n == s.as_str()).map(|i| (s, i))) {
+        Some((s, i)) if terms.len() <= 2 && mins[i] == k => {
+            BoolExpr::eq(&Expr::symbol(s.as_str()), &Expr::constant(k))
+        }
+        _ => cond.clone(),
+    }
+}
+
 /// Simplifies `guards` (the first `n_range` are range guards, kept as they are) of a trace
 /// at `at` with symbol minimums `mins`.
 pub(crate) fn simplify_guards(
@@ -66,7 +115,7 @@ pub(crate) fn simplify_guards(
             out.push(g);
             continue;
         }
-        let cond = g.cond.cancel_positive_monomials(&positive);
+        let cond = at_minimum(&g.cond.cancel_positive_monomials(&positive), symbols, mins);
         if cond.as_const() == Some(true) || out[n_range..].iter().any(|o| o.cond == cond) {
             continue;
         }
@@ -74,6 +123,25 @@ pub(crate) fn simplify_guards(
             cond,
             reason: g.reason,
         });
+    }
+    // Substitute `s == k` guards into the other guards (equivalent given `s == k`).
+    let eqs: Vec<(usize, Symbol, i64)> = out
+        .iter()
+        .enumerate()
+        .skip(n_range)
+        .filter_map(|(i, g)| symbol_equals(&g.cond).map(|(s, k)| (i, s, k)))
+        .collect();
+    if !eqs.is_empty() {
+        for i in n_range..out.len() {
+            let subst = |s: &Symbol| {
+                eqs.iter()
+                    .find(|(j, t, _)| *j != i && t == s)
+                    .map(|(_, _, k)| Expr::constant(*k))
+            };
+            let c = out[i].cond.substitute(&subst);
+            out[i].cond = at_minimum(&c.cancel_positive_monomials(&positive), symbols, mins);
+        }
+        out.retain(|g| g.cond.as_const() != Some(true));
     }
     // 2. Each step replaces guard `i` by a weaker form that, together with the current
     //    other guards and the ranges, still implies it: the conjunction never changes.
@@ -88,7 +156,12 @@ pub(crate) fn simplify_guards(
                     .enumerate()
                     .filter(|(k, _)| *k + n_range != i)
                     .map(|(_, g)| &g.cond)
-                    .chain(keep.iter().enumerate().filter(|(k, _)| *k != j).map(|(_, c)| c));
+                    .chain(
+                        keep.iter()
+                            .enumerate()
+                            .filter(|(k, _)| *k != j)
+                            .map(|(_, c)| c),
+                    );
                 let env = env_with(symbols, at, mins, others)?;
                 if env.statically_known(&keep[j]) == Some(true) {
                     keep.remove(j);

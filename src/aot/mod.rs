@@ -22,7 +22,7 @@
 //!    the inputs really have the spec's layouts at those values, run each specialization's
 //!    compiled guards in order, instantiate the first that passes with compiled plan
 //!    programs; on a miss trace at the concrete values and cache the result.
-//! 5. **Execute** ([`execute`]): allocate the output with the instantiated layout and run
+//! 5. **Execute** ([`Dispatcher::execute`]): allocate the output with the instantiated layout and run
 //!    the kernel over the plan; the kernel layer validates the plan against the real
 //!    storages (bounds, overlap) before touching memory.
 //!
@@ -80,6 +80,7 @@
 //! validation before execution.
 
 mod artifact;
+mod bounds;
 mod cover;
 mod dispatch;
 mod guards;
@@ -138,6 +139,9 @@ impl SeedDispatch {
     pub fn run(&mut self) -> Result<usize> {
         let a = (&self.inputs[0].0[..], &self.inputs[0].1[..]);
         let b = (&self.inputs[1].0[..], &self.inputs[1].1[..]);
-        Ok(self.dispatcher.dispatch(&[a, b], &mut self.plan)?.specialization)
+        Ok(self
+            .dispatcher
+            .dispatch(&[a, b], &mut self.plan)?
+            .specialization)
     }
 }

@@ -10,6 +10,7 @@
 use crate::error::{Error, Result};
 use crate::iter::{OperandPlan, Plan};
 use crate::sym::{Bindings, Expr};
+use smallvec::SmallVec;
 
 #[derive(Clone, Copy, Debug)]
 struct Term {
@@ -21,7 +22,14 @@ struct Term {
 #[derive(Clone, Debug)]
 enum Slot {
     Const(i64),
-    Poly { start: u32, end: u32 },
+    /// A bare symbol (the most common plan entry: a size).
+    Sym(u32),
+    /// One term `coef * Π v[i]^e` (strides are monomials).
+    Mono(Term),
+    Poly {
+        start: u32,
+        end: u32,
+    },
     Exact,
 }
 
@@ -56,6 +64,11 @@ impl ExprProgram {
             }
             let slot = if let Some(c) = e.as_const() {
                 Slot::Const(c)
+            } else if let Some(i) = e
+                .as_symbol()
+                .and_then(|s| symbols.iter().position(|n| n == s.as_str()))
+            {
+                Slot::Sym(i as u32)
             } else if let Some(terms) = e.polynomial_terms() {
                 let start = p.terms.len() as u32;
                 for (coef, fs) in terms {
@@ -70,9 +83,17 @@ impl ExprProgram {
                         end: p.factors.len() as u32,
                     });
                 }
-                Slot::Poly {
-                    start,
-                    end: p.terms.len() as u32,
+                if p.terms.len() as u32 == start + 1 {
+                    Slot::Mono(p.terms.pop().unwrap_or(Term {
+                        coef: 0,
+                        start: 0,
+                        end: 0,
+                    }))
+                } else {
+                    Slot::Poly {
+                        start,
+                        end: p.terms.len() as u32,
+                    }
                 }
             } else {
                 Slot::Exact
@@ -88,17 +109,22 @@ impl ExprProgram {
         self.slots.len()
     }
 
+    #[inline(always)]
+    fn term(&self, t: &Term, values: &[i64]) -> Option<i64> {
+        let mut v = t.coef;
+        for &(i, e) in &self.factors[t.start as usize..t.end as usize] {
+            let x = *values.get(i as usize)?;
+            let p = if e == 1 { x } else { x.checked_pow(e)? };
+            v = v.checked_mul(p)?;
+        }
+        Some(v)
+    }
+
     #[inline]
     fn fast(&self, start: u32, end: u32, values: &[i64]) -> Option<i64> {
         let mut acc: i64 = 0;
         for t in &self.terms[start as usize..end as usize] {
-            let mut v = t.coef;
-            for &(i, e) in &self.factors[t.start as usize..t.end as usize] {
-                let x = *values.get(i as usize)?;
-                let p = if e == 1 { x } else { x.checked_pow(e)? };
-                v = v.checked_mul(p)?;
-            }
-            acc = acc.checked_add(v)?;
+            acc = acc.checked_add(self.term(t, values)?)?;
         }
         Some(acc)
     }
@@ -106,14 +132,41 @@ impl ExprProgram {
     /// Value of expression `k` at `values` (same answer and errors as [`Expr::eval`]).
     #[inline]
     pub(crate) fn eval(&self, k: usize, values: &[i64]) -> Result<i64> {
-        match self.slots[k] {
-            Slot::Const(c) => Ok(c),
-            Slot::Poly { start, end } => match self.fast(start, end, values) {
+        match &self.slots[k] {
+            Slot::Const(c) => Ok(*c),
+            Slot::Sym(i) => match values.get(*i as usize) {
+                Some(v) => Ok(*v),
+                None => self.exact(k, values),
+            },
+            Slot::Mono(t) => match self.term(t, values) {
+                Some(v) => Ok(v),
+                None => self.exact(k, values),
+            },
+            Slot::Poly { start, end } => match self.fast(*start, *end, values) {
                 Some(v) => Ok(v),
                 None => self.exact(k, values),
             },
             Slot::Exact => self.exact(k, values),
         }
+    }
+
+    /// Evaluates every expression into `out` (same length as the program).
+    #[inline]
+    pub(crate) fn eval_all(&self, values: &[i64], out: &mut [i64]) -> Result<()> {
+        for (k, (slot, o)) in self.slots.iter().zip(out.iter_mut()).enumerate() {
+            let fast = match slot {
+                Slot::Const(c) => Some(*c),
+                Slot::Sym(i) => values.get(*i as usize).copied(),
+                Slot::Mono(t) => self.term(t, values),
+                Slot::Poly { start, end } => self.fast(*start, *end, values),
+                Slot::Exact => None,
+            };
+            *o = match fast {
+                Some(v) => v,
+                None => self.exact(k, values)?,
+            };
+        }
+        Ok(())
     }
 
     #[cold]
@@ -213,34 +266,31 @@ impl PlanProgram {
 
     /// Evaluates the plan at `values` into `out`, reusing its allocations.
     pub(crate) fn instantiate_into(&self, values: &[i64], out: &mut Plan<i64>) -> Result<()> {
-        if !same_structure(out, &self.skeleton) {
+        if !same_lengths(out, &self.skeleton) {
             out.clone_from(&self.skeleton);
         }
-        let p = &self.program;
+        let mut buf: SmallVec<[i64; 64]> = SmallVec::from_elem(0, self.program.len());
+        self.program.eval_all(values, &mut buf)?;
+        let (n, r) = (self.ndim, self.rank);
         let mut k = 0usize;
-        for d in 0..self.ndim {
-            out.shape[d] = p.eval(k, values)?;
-            k += 1;
+        out.shape.copy_from_slice(&buf[k..k + n]);
+        k += n;
+        for (op, sk) in out.operands.iter_mut().zip(&self.skeleton.operands) {
+            op.stride_bytes.copy_from_slice(&buf[k..k + n]);
+            op.offset = buf[k + n];
+            op.element_size = sk.element_size;
+            op.is_output = sk.is_output;
+            k += n + 1;
         }
-        for op in out.operands.iter_mut() {
-            for d in 0..self.ndim {
-                op.stride_bytes[d] = p.eval(k, values)?;
-                k += 1;
-            }
-            op.offset = p.eval(k, values)?;
-            k += 1;
-        }
-        for d in 0..self.rank {
-            out.broadcast_shape[d] = p.eval(k, values)?;
-            k += 1;
-        }
+        out.broadcast_shape.copy_from_slice(&buf[k..k + r]);
+        k += r;
         for s in out.output_strides.iter_mut() {
-            for d in 0..self.rank {
-                s[d] = p.eval(k, values)?;
-                k += 1;
-            }
+            s.copy_from_slice(&buf[k..k + r]);
+            k += r;
         }
-        debug_assert_eq!(k, p.len());
+        out.num_outputs = self.skeleton.num_outputs;
+        out.perm.clone_from(&self.skeleton.perm);
+        debug_assert_eq!(k, self.program.len());
         Ok(())
     }
 
@@ -258,17 +308,15 @@ impl PlanProgram {
     }
 }
 
-fn same_structure(a: &Plan<i64>, b: &Plan<i64>) -> bool {
+/// True when every vector of `a` has the length of `b`'s (the rest is overwritten).
+fn same_lengths(a: &Plan<i64>, b: &Plan<i64>) -> bool {
     a.shape.len() == b.shape.len()
         && a.broadcast_shape.len() == b.broadcast_shape.len()
-        && a.num_outputs == b.num_outputs
-        && a.perm == b.perm
         && a.operands.len() == b.operands.len()
-        && a.operands.iter().zip(&b.operands).all(|(x, y)| {
-            x.stride_bytes.len() == y.stride_bytes.len()
-                && x.element_size == y.element_size
-                && x.is_output == y.is_output
-        })
+        && a.operands
+            .iter()
+            .zip(&b.operands)
+            .all(|(x, y)| x.stride_bytes.len() == y.stride_bytes.len())
         && a.output_strides.len() == b.output_strides.len()
         && a.output_strides
             .iter()

@@ -251,9 +251,8 @@ impl Spec {
                     let mut exprs = Vec::with_capacity(strides.len());
                     for (d, s) in strides.iter().enumerate() {
                         let e = match s {
-                            Value::String(text) => Expr::parse(text).map_err(|e| {
-                                spec_err(format!("input {i} stride {d}: {e}"))
-                            })?,
+                            Value::String(text) => Expr::parse(text)
+                                .map_err(|e| spec_err(format!("input {i} stride {d}: {e}")))?,
                             Value::Number(n) => match n.as_i64() {
                                 Some(k) => Expr::constant(k),
                                 None => {
@@ -262,11 +261,9 @@ impl Spec {
                                     )))
                                 }
                             },
-                            other => {
-                                return Err(spec_err(format!(
-                                    "input {i} stride {d}: expected an expression string, got {other}"
-                                )))
-                            }
+                            other => return Err(spec_err(format!(
+                                "input {i} stride {d}: expected an expression string, got {other}"
+                            ))),
                         };
                         if let Some(k) = e.as_const() {
                             if k < 0 {
@@ -276,7 +273,9 @@ impl Spec {
                             }
                         }
                         for s in e.symbols() {
-                            if e.as_symbol().is_none() && !syms.names.iter().any(|n| n == s.as_str()) {
+                            if e.as_symbol().is_none()
+                                && !syms.names.iter().any(|n| n == s.as_str())
+                            {
                                 return Err(spec_err(format!(
                                     "input {i} stride {d}: symbol `{s}` in `{e}` is neither a size nor a whole stride, so it cannot be bound from concrete tensors"
                                 )));
@@ -314,9 +313,9 @@ impl Spec {
                 .hints
                 .get(name)
                 .ok_or_else(|| spec_err(format!("missing hint for symbol `{name}`")))?;
-            let h = v.as_i64().ok_or_else(|| {
-                spec_err(format!("hint of `{name}` must be an integer, got {v}"))
-            })?;
+            let h = v
+                .as_i64()
+                .ok_or_else(|| spec_err(format!("hint of `{name}` must be an integer, got {v}")))?;
             if h < 0 {
                 return Err(spec_err(format!(
                     "hint of `{name}` is {h}; sizes are non-negative"
@@ -391,7 +390,12 @@ impl Spec {
 
     /// `values` (in symbol order) as [`Bindings`].
     pub fn bindings(&self, values: &[i64]) -> Bindings {
-        Bindings::from_pairs(self.symbols.iter().map(String::as_str).zip(values.iter().copied()))
+        Bindings::from_pairs(
+            self.symbols
+                .iter()
+                .map(String::as_str)
+                .zip(values.iter().copied()),
+        )
     }
 
     /// Symbol values (in symbol order) from a name → value map: every symbol must be given,
@@ -480,8 +484,7 @@ fn parse_size(i: usize, d: usize, s: &Value, syms: &mut Symbols) -> Result<SizeS
             ))),
         },
         Value::String(name) => {
-            let e = Expr::parse(name)
-                .map_err(|e| spec_err(format!("input {i} size {d}: {e}")))?;
+            let e = Expr::parse(name).map_err(|e| spec_err(format!("input {i} size {d}: {e}")))?;
             if let Some(k) = e.as_const() {
                 if k >= 0 {
                     return Ok(SizeSpec::Const(k));
@@ -525,17 +528,50 @@ mod tests {
         let cases = [
             (r#"{"op":"mul","inputs":[],"hints":{}}"#, "unknown op"),
             (r#"{"op":"neg","inputs":[],"hints":{}}"#, "takes 1"),
-            (r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"contiguous"}],"hints":{}}"#, "missing hint"),
-            (r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"contiguous"}],"hints":{"a":-1}}"#, "non-negative"),
-            (r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"contiguous"}],"hints":{"a":1,"b":2}}"#, "unknown symbol `b`"),
-            (r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"channels_last"}],"hints":{"a":1}}"#, "rank 4"),
-            (r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"nhwc"}],"hints":{"a":1}}"#, "unknown layout"),
-            (r#"{"op":"neg","inputs":[{"sizes":["a"],"strides":["a*"]}],"hints":{"a":1}}"#, "stride 0"),
-            (r#"{"op":"neg","inputs":[{"sizes":["a"],"strides":["1","a"]}],"hints":{"a":1}}"#, "1 sizes"),
-            (r#"{"op":"neg","inputs":[{"sizes":["a"],"strides":["b*a"]}],"hints":{"a":1,"b":1}}"#, "cannot be bound"),
-            (r#"{"op":"neg","inputs":[{"sizes":["a+1"],"layout":"contiguous"}],"hints":{"a":1}}"#, "symbol name"),
-            (r#"{"op":"neg","inputs":[{"sizes":[-2],"layout":"contiguous"}],"hints":{}}"#, "non-negative"),
-            (r#"{"op":"neg","inputs":[{"sizes":[2],"layout":"contiguous","strides":["1"]}],"hints":{}}"#, "not both"),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"contiguous"}],"hints":{}}"#,
+                "missing hint",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"contiguous"}],"hints":{"a":-1}}"#,
+                "non-negative",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"contiguous"}],"hints":{"a":1,"b":2}}"#,
+                "unknown symbol `b`",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"channels_last"}],"hints":{"a":1}}"#,
+                "rank 4",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"nhwc"}],"hints":{"a":1}}"#,
+                "unknown layout",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["a"],"strides":["a*"]}],"hints":{"a":1}}"#,
+                "stride 0",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["a"],"strides":["1","a"]}],"hints":{"a":1}}"#,
+                "1 sizes",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["a"],"strides":["b*a"]}],"hints":{"a":1,"b":1}}"#,
+                "cannot be bound",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["a+1"],"layout":"contiguous"}],"hints":{"a":1}}"#,
+                "symbol name",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":[-2],"layout":"contiguous"}],"hints":{}}"#,
+                "non-negative",
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":[2],"layout":"contiguous","strides":["1"]}],"hints":{}}"#,
+                "not both",
+            ),
         ];
         for (text, needle) in cases {
             let err = Spec::from_json(text).unwrap_err().to_string();

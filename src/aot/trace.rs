@@ -28,7 +28,9 @@ pub fn symbol_min(hint: i64) -> i64 {
 
 /// Reason attached to the range guard of a symbol.
 fn range_reason(name: &str) -> String {
-    format!("symbol range: `{name}` was traced as a size >= 1 (size 0 is a separate specialization)")
+    format!(
+        "symbol range: `{name}` was traced as a size >= 1 (size 0 is a separate specialization)"
+    )
 }
 
 /// Traces `spec` with every symbol at `at` (spec symbol order): the iterator build on
@@ -68,10 +70,14 @@ pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
         }
     }
     let lift = |e: &Expr| -> Result<SymInt> { Ok(SymInt::from_expr(e.clone(), &env)) };
-    let plan = build(spec, |i, d| match &spec.inputs[i].sizes[d] {
-        super::spec::SizeSpec::Const(k) => SymInt::constant(*k),
-        super::spec::SizeSpec::Sym(j) => syms[*j].clone(),
-    }, &lift)?;
+    let plan = build(
+        spec,
+        |i, d| match &spec.inputs[i].sizes[d] {
+            super::spec::SizeSpec::Const(k) => SymInt::constant(*k),
+            super::spec::SizeSpec::Sym(j) => syms[*j].clone(),
+        },
+        &lift,
+    )?;
     let n_range = guards.len();
     guards.extend(env.guards());
     let mins: Vec<i64> = at.iter().map(|&v| symbol_min(v)).collect();
@@ -98,7 +104,11 @@ pub fn concrete_plan(spec: &Spec, values: &[i64]) -> Result<Plan<i64>> {
 pub fn build_concrete(inputs: &[(Vec<i64>, Vec<i64>)]) -> Result<Plan<i64>> {
     let mut config = TensorIteratorConfig::<i64>::new().add_undefined_output(ELEMENT_SIZE);
     for (sizes, strides) in inputs {
-        config = config.add_input(TensorSpec::new(sizes.clone(), strides.clone(), ELEMENT_SIZE));
+        config = config.add_input(TensorSpec::new(
+            sizes.clone(),
+            strides.clone(),
+            ELEMENT_SIZE,
+        ));
     }
     config.build()
 }

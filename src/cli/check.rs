@@ -35,7 +35,10 @@ pub fn parse_bind(text: &str) -> Result<Vec<(String, i64)>> {
                 .split_once('=')
                 .ok_or_else(|| Error::parse("binding", format!("`{p}` is not `name=value`")))?;
             let v: i64 = v.trim().parse().map_err(|_| {
-                Error::parse("binding", format!("value of `{}` is not an integer: `{v}`", k.trim()))
+                Error::parse(
+                    "binding",
+                    format!("value of `{}` is not an integer: `{v}`", k.trim()),
+                )
             })?;
             Ok((k.trim().to_string(), v))
         })
@@ -51,20 +54,28 @@ fn parse_line(line: &str) -> Result<Vec<(String, i64)>> {
         _ => &v,
     };
     let Value::Object(map) = obj else {
-        return Err(Error::parse("binding line", "expected a JSON object of symbol values"));
+        return Err(Error::parse(
+            "binding line",
+            "expected a JSON object of symbol values",
+        ));
     };
     map.iter()
         .map(|(k, v)| {
-            v.as_i64()
-                .map(|x| (k.clone(), x))
-                .ok_or_else(|| Error::parse("binding line", format!("value of `{k}` is not an integer: {v}")))
+            v.as_i64().map(|x| (k.clone(), x)).ok_or_else(|| {
+                Error::parse(
+                    "binding line",
+                    format!("value of `{k}` is not an integer: {v}"),
+                )
+            })
         })
         .collect()
 }
 
 /// The JSON answer for one binding.
 pub fn answer(a: &Artifact, pairs: &[(String, i64)]) -> Result<Value> {
-    let values = a.spec.values_from_map(pairs.iter().map(|(k, v)| (k.as_str(), *v)))?;
+    let values = a
+        .spec
+        .values_from_map(pairs.iter().map(|(k, v)| (k.as_str(), *v)))?;
     let out = a.check(&values)?;
     let failed = out
         .failed_guard
@@ -113,8 +124,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         }
     } else {
-        return Err(Error::invalid("give --bind k=v,... or --bindings FILE.jsonl"));
+        return Err(Error::invalid(
+            "give --bind k=v,... or --bindings FILE.jsonl",
+        ));
     }
     out.flush().map_err(io_err)?;
-    Ok(if bad > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if bad > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -55,10 +55,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
     );
     for (k, s) in artifact.specializations.iter().enumerate().take(8) {
         let guards: Vec<String> = s.guards.iter().map(|g| g.cond.to_string()).collect();
-        println!("  [{k}] {}", if guards.is_empty() { "(no guards)".to_string() } else { guards.join(", ") });
+        println!(
+            "  [{k}] {}",
+            if guards.is_empty() {
+                "(no guards)".to_string()
+            } else {
+                guards.join(", ")
+            }
+        );
     }
     if n > 8 {
-        println!("  ... {} more (symstride guards {})", n - 8, args.output.display());
+        println!(
+            "  ... {} more (symstride guards {})",
+            n - 8,
+            args.output.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

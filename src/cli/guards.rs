@@ -30,7 +30,11 @@ pub fn describe(a: &Artifact) -> String {
         spec.op,
         spec.symbols.join(", "),
         a.specializations.len(),
-        if a.specializations.len() == 1 { "" } else { "s" }
+        if a.specializations.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
     );
     for (k, sp) in a.specializations.iter().enumerate() {
         let at: Vec<String> = spec
@@ -39,12 +43,25 @@ pub fn describe(a: &Artifact) -> String {
             .zip(&sp.traced_at)
             .map(|(n, v)| format!("{n}={v}"))
             .collect();
-        let out: Vec<String> = sp.plan.output_strides[0].iter().map(|e| e.to_string()).collect();
-        let _ = writeln!(s, "specialization {k} (traced at {}): output strides [{}]", at.join(","), out.join(", "));
+        let out: Vec<String> = sp.plan.output_strides[0]
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        let _ = writeln!(
+            s,
+            "specialization {k} (traced at {}): output strides [{}]",
+            at.join(","),
+            out.join(", ")
+        );
         if sp.guards.is_empty() {
             let _ = writeln!(s, "  (no guards: admits every binding)");
         }
-        let width = sp.guards.iter().map(|g| g.cond.to_string().len()).max().unwrap_or(0);
+        let width = sp
+            .guards
+            .iter()
+            .map(|g| g.cond.to_string().len())
+            .max()
+            .unwrap_or(0);
         for g in &sp.guards {
             let _ = writeln!(s, "  {:<width$}   # {}", g.cond.to_string(), g.reason);
         }

@@ -48,8 +48,12 @@ impl BoolExpr {
     pub fn cancel_positive_monomials(&self, positive: &dyn Fn(&Symbol) -> bool) -> BoolExpr {
         match self.kind() {
             BoolKind::Const(_) => self.clone(),
-            BoolKind::And(v) => BoolExpr::and_all(v.iter().map(|b| b.cancel_positive_monomials(positive))),
-            BoolKind::Or(v) => BoolExpr::or_all(v.iter().map(|b| b.cancel_positive_monomials(positive))),
+            BoolKind::And(v) => {
+                BoolExpr::and_all(v.iter().map(|b| b.cancel_positive_monomials(positive)))
+            }
+            BoolKind::Or(v) => {
+                BoolExpr::or_all(v.iter().map(|b| b.cancel_positive_monomials(positive)))
+            }
             BoolKind::Cmp(rel, p) => {
                 let Some(k) = p.constant_term().as_i64() else {
                     return self.clone();
@@ -83,11 +87,18 @@ impl Expr {
     /// every term and whose symbols all satisfy `positive`: returns `(m, self / m)`, or
     /// `None` when there is no such factor. With every symbol of `m` positive, `p <= 0`,
     /// `p == 0` and `p != 0` are equivalent to the same relation on `p / m`.
-    pub fn split_positive_monomial(&self, positive: &dyn Fn(&Symbol) -> bool) -> Option<(Expr, Expr)> {
+    pub fn split_positive_monomial(
+        &self,
+        positive: &dyn Fn(&Symbol) -> bool,
+    ) -> Option<(Expr, Expr)> {
         let terms = self.polynomial_terms()?;
         let (first, rest) = terms.split_first()?;
-        let mut common: Vec<(Symbol, u32)> =
-            first.1.iter().filter(|(s, _)| positive(s)).cloned().collect();
+        let mut common: Vec<(Symbol, u32)> = first
+            .1
+            .iter()
+            .filter(|(s, _)| positive(s))
+            .cloned()
+            .collect();
         for (_, fs) in rest {
             common.retain_mut(|(s, e)| match fs.iter().find(|(t, _)| t == s) {
                 Some((_, f)) => {
@@ -100,9 +111,9 @@ impl Expr {
         if common.is_empty() {
             return None;
         }
-        let m = common
-            .iter()
-            .fold(Expr::constant(1), |acc, (s, e)| acc.mul(&Expr::from_symbol(s).pow(*e)));
+        let m = common.iter().fold(Expr::constant(1), |acc, (s, e)| {
+            acc.mul(&Expr::from_symbol(s).pow(*e))
+        });
         let q = self.div_by_monomial(&m)?;
         Some((m, q))
     }
@@ -120,7 +131,10 @@ mod tests {
         assert_eq!(t[0], (3, vec![]));
         assert_eq!(t[1].0, 4);
         assert_eq!(t[1].1.len(), 2);
-        assert!(Expr::parse("Max(c, 1)").unwrap().polynomial_terms().is_none());
+        assert!(Expr::parse("Max(c, 1)")
+            .unwrap()
+            .polynomial_terms()
+            .is_none());
         assert_eq!(Expr::constant(0).polynomial_terms().unwrap(), vec![]);
     }
 
@@ -132,7 +146,10 @@ mod tests {
         assert_eq!(q, Expr::parse("h - 1").unwrap());
         let (m, _) = e.split_positive_monomial(&|s| s.as_str() != "c").unwrap();
         assert_eq!(m, Expr::parse("w").unwrap());
-        assert!(Expr::parse("c*w - 1").unwrap().split_positive_monomial(&|_| true).is_none());
+        assert!(Expr::parse("c*w - 1")
+            .unwrap()
+            .split_positive_monomial(&|_| true)
+            .is_none());
         let b = BoolExpr::parse("a == 1 && b != 2").unwrap();
         assert_eq!(b.conjuncts().map(|c| c.len()), Some(2));
         assert!(b.disjuncts().is_none());
