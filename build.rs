@@ -15,7 +15,16 @@ fn main() {
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     let dir = Path::new("notebooks");
     println!("cargo:rerun-if-changed=notebooks");
-    let mut code = String::new();
+    // Cells print through these shadowing macros into a thread-local buffer, so that functions
+    // defined inside a cell can print too.
+    let mut code = String::from(
+        "thread_local! { static CELL_OUTPUT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) }; }\n\
+         fn take_cell_output() -> String { CELL_OUTPUT.with(|c| std::mem::take(&mut *c.borrow_mut())) }\n\
+         #[allow(unused_macros)]\n\
+         macro_rules! println { () => { CELL_OUTPUT.with(|c| c.borrow_mut().push('\\n')) }; ($($t:tt)*) => {{ let line = format!($($t)*); CELL_OUTPUT.with(|c| { let mut c = c.borrow_mut(); c.push_str(&line); c.push('\\n'); }) }} }\n\
+         #[allow(unused_macros)]\n\
+         macro_rules! print { ($($t:tt)*) => {{ let text = format!($($t)*); CELL_OUTPUT.with(|c| c.borrow_mut().push_str(&text)) }} }\n",
+    );
     let mut names = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
         let mut paths: Vec<_> = entries
@@ -36,11 +45,9 @@ fn main() {
             let cells = nb["cells"].as_array().cloned().unwrap_or_default();
             writeln!(
                 code,
-                "#[allow(unused_mut, unused_variables, unused_imports, unused_macros, clippy::all)]\n\
+                "#[allow(unused_mut, unused_variables, unused_imports, clippy::all)]\n\
                  pub fn {stem}(out: &mut Vec<String>) -> Result<(), Box<dyn std::error::Error>> {{\n\
-                 let mut __cell = String::new();\n\
-                 macro_rules! println {{ () => {{ __cell.push('\\n') }}; ($($t:tt)*) => {{ {{ use std::fmt::Write as _; writeln!(__cell, $($t)*).unwrap(); }} }} }}\n\
-                 macro_rules! print {{ ($($t:tt)*) => {{ {{ use std::fmt::Write as _; write!(__cell, $($t)*).unwrap(); }} }} }}"
+                 take_cell_output();"
             )
             .unwrap();
             for cell in cells.iter().filter(|c| c["cell_type"] == "code") {
@@ -56,7 +63,7 @@ fn main() {
                         writeln!(code, "{line}").unwrap();
                     }
                 }
-                writeln!(code, ";\nout.push(std::mem::take(&mut __cell));").unwrap();
+                writeln!(code, ";\nout.push(take_cell_output());").unwrap();
             }
             writeln!(code, "Ok(())\n}}").unwrap();
             names.push((

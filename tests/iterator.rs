@@ -803,3 +803,73 @@ fn golden_elementwise_cases_match_pytorch() {
     }
     assert!(checked > 400);
 }
+
+/// PyTorch's own traces of the public specs (`coverage.jsonl`): for 300 random bindings each,
+/// the concrete build must give eager PyTorch's output (`torch_out`); the symbolic build
+/// (every spec symbol a symbol) must give it at every binding its guards admit, and admit at
+/// least as many bindings as PyTorch's guards did.
+#[test]
+fn coverage_specs_admitted_bindings_match_pytorch() {
+    use symstride::golden::find_golden_dir;
+    use symstride::layout;
+    use symstride::sym::Expr;
+    use symstride::Int;
+    let dir = find_golden_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+        .expect("golden directory shared/golden not found (or set SYMSTRIDE_GOLDEN)");
+    let text = std::fs::read_to_string(dir.join("coverage.jsonl")).unwrap();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let spec = &v["spec"];
+        let name = spec["name"].as_str().unwrap_or("?");
+        let env = ShapeEnv::default();
+        for (k, h) in spec["hints"].as_object().unwrap() {
+            env.create_symbol(k, h.as_i64().unwrap(), SymbolSpec::default())
+                .unwrap();
+        }
+        let int = |s: &serde_json::Value| match s {
+            serde_json::Value::String(e) => SymInt::from_expr(Expr::parse(e).unwrap(), &env),
+            x => SymInt::from_i64(x.as_i64().unwrap()),
+        };
+        let mut config = TensorIteratorConfig::<SymInt>::new().add_undefined_output(4);
+        for inp in spec["inputs"].as_array().unwrap() {
+            let sizes: Vec<SymInt> = inp["sizes"].as_array().unwrap().iter().map(int).collect();
+            let strides = match inp["layout"].as_str() {
+                Some("contiguous") => layout::contiguous_strides(&sizes),
+                Some("channels_last") => layout::channels_last_strides_2d(&sizes).unwrap(),
+                Some("channels_last_3d") => layout::channels_last_strides_3d(&sizes).unwrap(),
+                Some(other) => panic!("{name}: unknown layout {other}"),
+                None => inp["strides"].as_array().unwrap().iter().map(int).collect(),
+            };
+            config = config.add_input(TensorSpec::new(sizes, strides, 4));
+        }
+        let plan = config.build().unwrap();
+        let guards = env.guard_set();
+        let rows = v["rows"].as_array().unwrap();
+        let mut admitted = 0;
+        for row in rows {
+            let b = Bindings::from_pairs(
+                row["binding"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, x)| (k.clone(), x.as_i64().unwrap())),
+            );
+            let expect = &row["torch_out"];
+            // The concrete build at this binding is eager PyTorch.
+            let concrete = config.try_map(|s| s.eval(&b)).unwrap().build().unwrap();
+            let got = serde_json::json!({"sizes": concrete.broadcast_shape, "strides": concrete.output_strides[0]});
+            assert_eq!(&got, expect, "{name}: concrete build at {b:?}");
+            if guards.eval(&b).unwrap().is_none() {
+                admitted += 1;
+                let p = plan.try_map(|s| s.eval(&b)).unwrap();
+                assert_eq!(p, concrete, "{name}: symbolic plan at admitted {b:?}");
+            }
+        }
+        let coverage = admitted as f64 / rows.len() as f64;
+        let torch = v["torch_coverage"].as_f64().unwrap();
+        assert!(
+            coverage + 1e-9 >= torch,
+            "{name}: coverage {coverage} below PyTorch's {torch}"
+        );
+    }
+}

@@ -202,3 +202,67 @@ impl<I: Int> TensorIteratorConfig<I> {
         super::build::build(self)
     }
 }
+
+impl<I> TensorSpec<I> {
+    /// Applies `f` to every integer (sizes, strides, offset, storage length), e.g. to
+    /// specialize a symbolic view at a binding.
+    pub fn try_map<J, E>(&self, mut f: impl FnMut(&I) -> Result<J, E>) -> Result<TensorSpec<J>, E> {
+        let sizes = self
+            .sizes
+            .iter()
+            .map(&mut f)
+            .collect::<Result<Vec<J>, E>>()?;
+        let strides = self
+            .strides
+            .iter()
+            .map(&mut f)
+            .collect::<Result<Vec<J>, E>>()?;
+        let storage_offset = f(&self.storage_offset)?;
+        let storage = match &self.storage {
+            Some(s) => Some(Storage {
+                id: s.id,
+                nbytes: f(&s.nbytes)?,
+            }),
+            None => None,
+        };
+        Ok(TensorSpec {
+            sizes,
+            strides,
+            storage_offset,
+            element_size: self.element_size,
+            storage,
+        })
+    }
+}
+
+impl<I> TensorIteratorConfig<I> {
+    /// Applies `f` to every integer of every operand, keeping options and operand order: with
+    /// `|s| s.eval(&bindings)` it turns a symbolic configuration into the concrete one a
+    /// binding describes.
+    pub fn try_map<J, E>(
+        &self,
+        mut f: impl FnMut(&I) -> Result<J, E>,
+    ) -> Result<TensorIteratorConfig<J>, E> {
+        let outputs = self
+            .outputs
+            .iter()
+            .map(|o| match o {
+                OutputSpec::Given(t) => t.try_map(&mut f).map(OutputSpec::Given),
+                OutputSpec::Undefined { element_size } => Ok(OutputSpec::Undefined {
+                    element_size: *element_size,
+                }),
+            })
+            .collect::<Result<Vec<_>, E>>()?;
+        let inputs = self
+            .inputs
+            .iter()
+            .map(|t| t.try_map(&mut f))
+            .collect::<Result<Vec<_>, E>>()?;
+        Ok(TensorIteratorConfig {
+            options: self.options.clone(),
+            outputs,
+            inputs,
+            outputs_after_inputs: self.outputs_after_inputs,
+        })
+    }
+}
