@@ -563,3 +563,169 @@ fn concurrent_dispatch_equals_serial() {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Execution through the kernel layer.
+
+use symstride::aot::{random_inputs, verify};
+use symstride::kernel::ExecConfig;
+use symstride::tensor::Tensor;
+
+#[test]
+fn execute_matches_reference_for_every_public_spec() {
+    for (spec, rows) in coverage() {
+        let a = Artifact::compile(&spec, &CompileOptions::default()).unwrap();
+        let d = Dispatcher::new(a).unwrap();
+        for (i, r) in rows.iter().take(12).enumerate() {
+            let inputs = random_inputs(&spec, &r.values, i as u64).unwrap();
+            let refs: Vec<&Tensor<f32>> = inputs.iter().collect();
+            let e = d.execute(&refs, &ExecConfig::default()).unwrap();
+            assert_eq!(e.output.sizes(), &r.sizes[..]);
+            assert_eq!(
+                e.output.strides(),
+                &r.strides[..],
+                "{:?} at {:?}",
+                spec.name,
+                r.values
+            );
+            let n = verify(spec.op, &refs, &e.output).unwrap();
+            assert_eq!(n as i64, r.sizes.iter().product::<i64>());
+        }
+    }
+}
+
+#[test]
+fn execute_uses_real_storage_offsets() {
+    let spec = Spec::from_json(SEED_SPEC_JSON).unwrap();
+    let d = Dispatcher::new(compile_seed_spec().unwrap()).unwrap();
+    let inputs = random_inputs(&spec, &[3, 4, 5], 7).unwrap();
+    // The same layout as input 1, 17 elements into a larger storage.
+    let big = Tensor::from_vec((0..200).map(|x| x as f32).collect(), &[200]).unwrap();
+    let b = big
+        .as_strided(inputs[1].sizes(), inputs[1].strides(), 17)
+        .unwrap();
+    let refs = [&inputs[0], &b];
+    let e = d.execute(&refs, &ExecConfig::default()).unwrap();
+    verify(spec.op, &refs, &e.output).unwrap();
+}
+
+#[test]
+fn an_edit_that_survives_loading_cannot_reach_out_of_bounds() {
+    // Agrees with the real stride at the trace point (c = 3) only.
+    let good = seed_artifact_json();
+    let v: Value = serde_json::from_str(&good).unwrap();
+    let k = v["specializations"][0]["plan"]["operands"][2]["stride_bytes"]
+        .as_array()
+        .unwrap()
+        .len();
+    let mut loaded = None;
+    for d in 0..k {
+        let edited = edit(&good, |v| {
+            let s = &mut v["specializations"][0]["plan"]["operands"][2]["stride_bytes"][d];
+            let old = s.as_str().unwrap().to_string();
+            *s = format!("{old} + 1000*(c - 3)").into();
+        });
+        if let Ok(a) = Artifact::from_json(&edited) {
+            loaded = Some(a);
+            break;
+        }
+    }
+    let a = loaded.expect("an edit agreeing at the trace point loads");
+    let spec = a.spec.clone();
+    let d = Dispatcher::new(a).unwrap();
+    let inputs = random_inputs(&spec, &[8, 4, 5], 1).unwrap();
+    let refs: Vec<&Tensor<f32>> = inputs.iter().collect();
+    let err = d
+        .execute(&refs, &ExecConfig::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("storage"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// The CLI.
+
+fn cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_symstride"))
+        .args(args)
+        .output()
+        .expect("run symstride")
+}
+
+#[test]
+fn cli_compile_guards_check_run() {
+    let dir = std::env::temp_dir().join(format!("symstride-aot-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = dir.join("spec.json");
+    let plan = dir.join("plan.json");
+    std::fs::write(&spec, SEED_SPEC_JSON).unwrap();
+    let p = |x: &std::path::Path| x.to_str().unwrap().to_string();
+
+    let out = cli(&["compile", &p(&spec), "-o", &p(&plan)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 specialization"));
+
+    let out = cli(&["guards", &p(&plan)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        text.contains("h >= 2") && text.contains("compute_perm"),
+        "{text}"
+    );
+
+    let out = cli(&["check", &p(&plan), "--bind", "c=3,h=4,w=5"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pass"], true);
+    assert_eq!(v["specialization"], 0);
+    assert_eq!(v["output"]["strides"], serde_json::json!([60, 1, 15, 3]));
+
+    let lines = dir.join("b.jsonl");
+    std::fs::write(
+        &lines,
+        "{\"c\":3,\"h\":1,\"w\":5}\nnot json\n{\"c\":3,\"h\":4}\n{\"c\":8,\"h\":8,\"w\":8}\n",
+    )
+    .unwrap();
+    let out = cli(&["check", &p(&plan), "--bindings", &p(&lines)]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(":2:") && stderr.contains(":3:"), "{stderr}");
+    let got: Vec<Value> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[0]["pass"], false);
+    assert_eq!(got[0]["failed_guard"], "h >= 2");
+    assert!(got[0]["output"].is_null());
+    assert!(got[1]["error"].is_string());
+    assert_eq!(got[3]["pass"], true);
+
+    let out = cli(&[
+        "run",
+        &p(&plan),
+        "--bind",
+        "c=4,h=3,w=6",
+        "--repeat",
+        "3",
+        "--threads",
+        "2",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("verified 144 elements"), "{text}");
+
+    std::fs::write(&plan, "{\"format\":\"symstride-aot\",\"version\":99}").unwrap();
+    let out = cli(&["guards", &p(&plan)]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("version 99"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,46 +4,83 @@
 //! comparison), `c*h*w != 1 && c != 1 && w != 1` (a coalescing test over all operands). Under
 //! the specialization's symbol ranges these are equivalent to `w >= 2` and `c != 1 && w != 1`.
 //! The symbolic layer's interval reasoning does not see through products of symbols, so
-//! this pass does three equivalence-preserving rewrites:
+//! this pass does four equivalence-preserving rewrites:
 //!
 //! 1. cancel monomial factors whose symbols are `>= 1` from every comparison
 //!    ([`BoolExpr::cancel_positive_monomials`]);
 //! 2. write `s <= m` as `s == m` when `m` is the symbol's minimum, and substitute such
 //!    equalities into the other guards (`c == 1, c < w` becomes `c == 1, w >= 2`);
-//! 3. drop a conjunct implied by the ranges and the other conjuncts of its guard, then drop
+//! 3. factor common conjuncts out of an `||` and drop disjuncts that imply another one
+//!    (`(c != 1 && h != 1) || (c != 1 && h*w != 1)` becomes `c != 1 && h*w != 1`);
+//! 4. drop a conjunct implied by the ranges and the other conjuncts of its guard, then drop
 //!    a guard implied by the ranges and the other remaining guards.
 //!
 //! All steps keep the conjunction of all guards (with the range guards, which are never
 //! dropped) logically equivalent, so the admitted bindings are exactly the same.
 
-use crate::error::Result;
-use crate::sym::{BoolExpr, Expr, Guard, Rel, ShapeEnv, ShapeEnvConfig, Symbol, SymbolSpec};
+use crate::sym::{decide_under, BoolExpr, Expr, Guard, Rel, Symbol};
 
-/// An environment with the spec's symbols at `at` (ranges as traced) and `facts` assumed.
-fn env_with<'a>(
-    symbols: &[String],
-    at: &[i64],
-    mins: &[i64],
+/// Decides `goal` under the symbols' ranges and `facts`.
+fn implied<'a>(
+    mins: &[(Symbol, i64)],
     facts: impl Iterator<Item = &'a BoolExpr>,
-) -> Result<ShapeEnv> {
-    let env = ShapeEnv::new(ShapeEnvConfig {
-        use_simplifier: false,
-        ..ShapeEnvConfig::default()
-    });
-    for ((name, &v), &min) in symbols.iter().zip(at).zip(mins) {
-        env.create_symbol(
-            name,
-            v,
-            SymbolSpec {
-                min,
-                ..SymbolSpec::default()
-            },
-        )?;
+    goal: &BoolExpr,
+) -> bool {
+    let facts: Vec<&BoolExpr> = facts.collect();
+    decide_under(mins, &facts, goal) == Some(true)
+}
+
+/// `(A && B) || (A && C)` as `A && (B || C)`.
+fn factor_or(cond: &BoolExpr) -> BoolExpr {
+    let Some(ds) = cond.disjuncts() else {
+        return cond.clone();
+    };
+    let sets: Vec<Vec<BoolExpr>> = ds
+        .iter()
+        .map(|d| {
+            d.conjuncts()
+                .map(|c| c.to_vec())
+                .unwrap_or_else(|| vec![d.clone()])
+        })
+        .collect();
+    let common: Vec<BoolExpr> = sets[0]
+        .iter()
+        .filter(|c| sets.iter().all(|s| s.contains(c)))
+        .cloned()
+        .collect();
+    if common.is_empty() {
+        return cond.clone();
     }
-    for f in facts {
-        env.evaluate_guard(f, String::new)?;
+    let rest = BoolExpr::or_all(
+        sets.iter()
+            .map(|s| BoolExpr::and_all(s.iter().filter(|c| !common.contains(c)).cloned())),
+    );
+    BoolExpr::and_all(common.into_iter().chain([rest]))
+}
+
+/// Drops each disjunct of an `||` that implies another remaining disjunct.
+fn prune_or(cond: &BoolExpr, mins: &[(Symbol, i64)]) -> BoolExpr {
+    if let Some(parts) = cond.conjuncts() {
+        return BoolExpr::and_all(parts.iter().map(|c| prune_or(c, mins)));
     }
-    Ok(env)
+    let Some(ds) = cond.disjuncts() else {
+        return cond.clone();
+    };
+    let mut keep: Vec<BoolExpr> = ds.to_vec();
+    let mut j = 0;
+    while j < keep.len() && keep.len() > 1 {
+        let x = keep[j].clone();
+        let subsumed = keep
+            .iter()
+            .enumerate()
+            .any(|(k, y)| k != j && implied(mins, std::iter::once(&x), y));
+        if subsumed {
+            keep.remove(j);
+        } else {
+            j += 1;
+        }
+    }
+    BoolExpr::or_all(keep)
 }
 
 /// `(s, k)` when `cond` is `s == k`.
@@ -94,14 +131,18 @@ fn at_minimum(cond: &BoolExpr, symbols: &[String], mins: &[i64]) -> BoolExpr {
 }
 
 /// Simplifies `guards` (the first `n_range` are range guards, kept as they are) of a trace
-/// at `at` with symbol minimums `mins`.
+/// with symbol minimums `mins`.
 pub(crate) fn simplify_guards(
     symbols: &[String],
-    at: &[i64],
     mins: &[i64],
     guards: Vec<Guard>,
     n_range: usize,
-) -> Result<Vec<Guard>> {
+) -> Vec<Guard> {
+    let ranges: Vec<(Symbol, i64)> = symbols
+        .iter()
+        .zip(mins)
+        .map(|(n, &m)| (Symbol::new(n), m))
+        .collect();
     let positive = |s: &Symbol| {
         symbols
             .iter()
@@ -116,6 +157,7 @@ pub(crate) fn simplify_guards(
             continue;
         }
         let cond = at_minimum(&g.cond.cancel_positive_monomials(&positive), symbols, mins);
+        let cond = prune_or(&factor_or(&cond), &ranges);
         if cond.as_const() == Some(true) || out[n_range..].iter().any(|o| o.cond == cond) {
             continue;
         }
@@ -132,14 +174,15 @@ pub(crate) fn simplify_guards(
         .filter_map(|(i, g)| symbol_equals(&g.cond).map(|(s, k)| (i, s, k)))
         .collect();
     if !eqs.is_empty() {
-        for i in n_range..out.len() {
+        for (i, g) in out.iter_mut().enumerate().skip(n_range) {
             let subst = |s: &Symbol| {
                 eqs.iter()
                     .find(|(j, t, _)| *j != i && t == s)
                     .map(|(_, _, k)| Expr::constant(*k))
             };
-            let c = out[i].cond.substitute(&subst);
-            out[i].cond = at_minimum(&c.cancel_positive_monomials(&positive), symbols, mins);
+            let c = g.cond.substitute(&subst);
+            let c = at_minimum(&c.cancel_positive_monomials(&positive), symbols, mins);
+            g.cond = prune_or(&factor_or(&c), &ranges);
         }
         out.retain(|g| g.cond.as_const() != Some(true));
     }
@@ -162,8 +205,7 @@ pub(crate) fn simplify_guards(
                             .filter(|(k, _)| *k != j)
                             .map(|(_, c)| c),
                     );
-                let env = env_with(symbols, at, mins, others)?;
-                if env.statically_known(&keep[j]) == Some(true) {
+                if implied(&ranges, others, &keep[j]) {
                     keep.remove(j);
                 } else {
                     j += 1;
@@ -176,12 +218,11 @@ pub(crate) fn simplify_guards(
             .enumerate()
             .filter(|(k, _)| *k + n_range != i)
             .map(|(_, g)| &g.cond);
-        let env = env_with(symbols, at, mins, others)?;
-        if env.statically_known(&out[i].cond) == Some(true) {
+        if implied(&ranges, others, &out[i].cond) {
             out.remove(i);
         } else {
             i += 1;
         }
     }
-    Ok(out)
+    out
 }

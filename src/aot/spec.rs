@@ -261,9 +261,11 @@ impl Spec {
                                     )))
                                 }
                             },
-                            other => return Err(spec_err(format!(
+                            other => {
+                                return Err(spec_err(format!(
                                 "input {i} stride {d}: expected an expression string, got {other}"
-                            ))),
+                            )))
+                            }
                         };
                         if let Some(k) = e.as_const() {
                             if k < 0 {

@@ -81,7 +81,7 @@ pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
     let n_range = guards.len();
     guards.extend(env.guards());
     let mins: Vec<i64> = at.iter().map(|&v| symbol_min(v)).collect();
-    let guards = super::guards::simplify_guards(&spec.symbols, at, &mins, guards, n_range)?;
+    let guards = super::guards::simplify_guards(&spec.symbols, &mins, guards, n_range);
     let plan: Plan<Expr> = plan.try_map(|s| Ok::<_, Error>(s.expr().clone()))?;
     Specialization::new(spec, at.to_vec(), guards, plan)
 }

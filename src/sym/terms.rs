@@ -5,7 +5,26 @@
 //! which the canonical form keeps private.
 
 use super::boolexpr::{BoolExpr, BoolKind, Rel};
-use super::expr::{Atom, Expr, Symbol};
+use super::expr::{Atom, Expr, FxMap, Symbol};
+use super::interval::{Interval, POS_INF};
+use super::knowledge::Knowledge;
+
+/// Decides `goal` from lower bounds on symbols (`(symbol, min)`, unbounded above) and
+/// assumed `facts`, with the static reasoning of a `ShapeEnv` (canonical form, intervals,
+/// facts; no simplifier) but without hints: the facts need not hold anywhere in particular,
+/// so this answers implication questions such as "does `h != 1` imply `h*w != 1` when
+/// `h, w >= 1`?". `None` when undecided.
+pub fn decide_under(mins: &[(Symbol, i64)], facts: &[&BoolExpr], goal: &BoolExpr) -> Option<bool> {
+    let ranges: FxMap<Symbol, Interval> = mins
+        .iter()
+        .map(|(s, m)| (s.clone(), Interval::new(*m as i128, POS_INF)))
+        .collect();
+    let mut k = Knowledge::new(ranges);
+    for f in facts {
+        k.assume(f);
+    }
+    k.decide(goal)
+}
 
 /// One term of a polynomial: `coefficient * Π symbol^exponent`.
 pub type PolyTerm = (i64, Vec<(Symbol, u32)>);
@@ -136,6 +155,22 @@ mod tests {
             .polynomial_terms()
             .is_none());
         assert_eq!(Expr::constant(0).polynomial_terms().unwrap(), vec![]);
+    }
+
+    #[test]
+    fn implications_without_hints() {
+        let mins = [(Symbol::new("h"), 1), (Symbol::new("w"), 1)];
+        let p = |s: &str| BoolExpr::parse(s).unwrap();
+        assert_eq!(
+            decide_under(&mins, &[&p("h != 1")], &p("h*w != 1")),
+            Some(true)
+        );
+        assert_eq!(
+            decide_under(&mins, &[&p("h == 1")], &p("h >= 2")),
+            Some(false)
+        );
+        assert_eq!(decide_under(&mins, &[], &p("h >= 2")), None);
+        assert_eq!(decide_under(&mins, &[], &p("h*w >= 1")), Some(true));
     }
 
     #[test]
