@@ -11,17 +11,23 @@
 //! 2. **Trace** ([`trace`]): the TensorIterator build ([`crate::iter`]) runs on
 //!    [`SymInt`](crate::sym::SymInt)s whose hints are the trace point. Every decision the
 //!    build cannot make from the symbols' ranges alone records a guard with the build
-//!    step's reason (`compute_perm: ...`, `coalesce: ...`). The result is a
-//!    [`Specialization`]: the guards and the whole [`Plan`](crate::iter::Plan) (iteration
-//!    shape, per-operand byte strides and offsets, perm, output sizes and strides) as
-//!    expressions over the symbols.
+//!    step's reason (`compute_perm: ...`, `coalesce_dimensions: ...`). The guards are then
+//!    rewritten into an equivalent, smaller, readable list (`c < c*w` becomes `w >= 2`, an
+//!    implied guard is dropped; see `guards.rs`). The result is a [`Specialization`]: the
+//!    guards and the whole [`Plan`](crate::iter::Plan) (iteration shape, per-operand byte
+//!    strides and offsets, perm, output sizes and strides) as expressions over the symbols.
 //! 3. **Artifact** ([`Artifact`]): the spec plus one or more specializations, as JSON with a
 //!    format name and version. `--cover` ([`CompileOptions::cover`]) adds specializations
 //!    until every probe binding (each symbol 0, 1, or one of two larger values) is admitted.
 //! 4. **Dispatch** ([`Dispatcher`]): bind the symbols from the concrete inputs, check that
 //!    the inputs really have the spec's layouts at those values, run each specialization's
-//!    compiled guards in order, instantiate the first that passes with compiled plan
-//!    programs; on a miss trace at the concrete values and cache the result.
+//!    guards in order, instantiate the first that passes with compiled plan programs; on a
+//!    miss trace at the concrete values and cache the result. Guards are evaluated by
+//!    [`CompiledGuards`](crate::sym::CompiledGuards) (one program for the admission test,
+//!    one per guard to name the first failing one), or, when every guard of a
+//!    specialization bounds a single symbol (the usual case), by direct comparisons. A
+//!    cached dispatch of the seed spec costs on the order of 100 ns; a compile, about
+//!    0.1-0.3 ms.
 //! 5. **Execute** ([`Dispatcher::execute`]): allocate the output with the instantiated layout and run
 //!    the kernel over the plan; the kernel layer validates the plan against the real
 //!    storages (bounds, overlap) before touching memory.
@@ -68,6 +74,17 @@
 //! the single specialization also serves size 1. Size 0 is excluded by the range guard of
 //! a specialization traced at a positive value; `--cover` traces zero classes too, and
 //! dispatch retraces for them on demand.
+//!
+//! On the public specs the single specialization admits exactly what PyTorch's guards
+//! admit for five of them (their decisions really need `s >= 2`: a size-1 dimension changes
+//! the permutation or the coalescing, hence the plan) and 212 against 81 of 300 bindings
+//! for `cl_plus_cl`, whose only guard is `h*w != 1 && c != 1` (fast setup).
+//!
+//! `--cover` probes each symbol at 1, at two distinct values `>= 2` (the hint and a larger
+//! one, so pairs of symbols are seen in both orders), and at 0 unless `cover_zero` is off,
+//! positive probes first; a probe no existing specialization admits is traced. Covering is
+//! checked on probes, not proven for all bindings; a binding outside the cover is still
+//! served correctly by a re-trace at dispatch.
 //!
 //! # Artifacts are untrusted input
 //!
