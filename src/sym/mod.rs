@@ -76,6 +76,7 @@ mod parse;
 mod print;
 mod simplify;
 mod symint;
+mod terms;
 
 pub use boolexpr::{BoolExpr, Rel};
 pub use compiled::CompiledGuards;
@@ -88,3 +89,4 @@ pub use simplify::{
     clear_simplifier_cache, simplify, simplify_bool, simplify_with, SimplifyConfig, SymbolRanges,
 };
 pub use symint::{SymBool, SymInt};
+pub use terms::{decide_under, PolyTerm};
