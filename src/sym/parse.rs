@@ -85,6 +85,14 @@ struct Parser<'a> {
 
 const MAX_DEPTH: usize = 200;
 
+/// Largest number of terms a parsed expression may expand to: products and powers of sums
+/// expand into the normal form, so a short input like `(a+b+c+d+e+f+g+h)**64` would
+/// otherwise need billions of terms. Beyond it, parsing fails with [`Error::Limit`].
+const MAX_TERMS: usize = 4096;
+/// Largest degree of any symbol (or call) in a parsed expression, and largest bit size of
+/// a constant power: nested powers multiply exponents (`((a**64)**64)**64`).
+const MAX_DEGREE: u64 = 4096;
+
 impl<'a> Parser<'a> {
     fn peek(&self) -> &Tok {
         &self.toks[self.pos].0
@@ -118,6 +126,44 @@ impl<'a> Parser<'a> {
             Err(self.err(&format!("expected `{op}`, found {}", self.describe())))
         }
     }
+    fn limit(&self, at: usize, what: &str) -> Error {
+        Error::Limit {
+            message: format!("expression too large at position {at} in `{}`: {what}", self.src),
+        }
+    }
+
+    /// `a * b`, refused when the expansion could exceed [`MAX_TERMS`].
+    fn mul(&self, a: &Expr, b: &Expr, at: usize) -> Result<Expr> {
+        if a.terms().len().saturating_mul(b.terms().len()) > MAX_TERMS {
+            return Err(self.limit(at, &format!("its expansion exceeds {MAX_TERMS} terms")));
+        }
+        Ok(a.mul(b))
+    }
+
+    /// `base ** e`, within [`MAX_TERMS`] and [`MAX_DEGREE`].
+    fn pow(&self, base: &Expr, e: u32, at: usize) -> Result<Expr> {
+        if let Some(c) = base.as_coeff() {
+            if c.to_big().bits().saturating_mul(u64::from(e)) > MAX_DEGREE {
+                return Err(self.limit(at, &format!("a constant of more than {MAX_DEGREE} bits")));
+            }
+            return Ok(base.pow(e));
+        }
+        let degree = base
+            .terms()
+            .iter()
+            .flat_map(|t| t.mono.iter().map(|(_, x)| u64::from(*x)))
+            .max()
+            .unwrap_or(0);
+        if degree.saturating_mul(u64::from(e)) > MAX_DEGREE {
+            return Err(self.limit(at, &format!("a degree above {MAX_DEGREE}")));
+        }
+        let mut acc = Expr::constant(1);
+        for _ in 0..e {
+            acc = self.mul(&acc, base, at)?;
+        }
+        Ok(acc)
+    }
+
     fn int(&self, v: Val, at: usize) -> Result<Expr> {
         match v {
             Val::Int(e) => Ok(e),
@@ -252,7 +298,7 @@ impl<'a> Parser<'a> {
             let v = self.parse_unary()?;
             let v = self.int(v, at)?;
             acc = match op {
-                "*" => acc.mul(&v),
+                "*" => self.mul(&acc, &v, at)?,
                 "//" => acc.floor_div(&v),
                 _ => acc.modulo(&v),
             };
@@ -303,7 +349,7 @@ impl<'a> Parser<'a> {
                 "exponent must be an integer literal between 0 and 64",
             )
         })?;
-        Ok(Val::Int(base.pow(e)))
+        Ok(Val::Int(self.pow(&base, e, at)?))
     }
 
     fn args(&mut self) -> Result<Vec<(Val, usize)>> {
