@@ -51,5 +51,47 @@ fn broadcast(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, predicates, broadcast);
+/// Symbolic path: tracing a 4-D channels-last tensor of fresh symbols (environment set-up
+/// included), branchy (records guards) against branch-free (builds one condition).
+fn symbolic(c: &mut Criterion) {
+    use symstride::sym::{ShapeEnv, SymInt, SymbolSpec};
+    let lift = || {
+        let env = ShapeEnv::default();
+        let s: Vec<SymInt> = [8, 64, 56, 56]
+            .iter()
+            .enumerate()
+            .map(|(d, &h)| {
+                env.create_symbol(&format!("s{d}"), h, SymbolSpec::default())
+                    .unwrap()
+            })
+            .collect();
+        let t = layout::channels_last_strides_2d(&s).unwrap();
+        (env, s, t)
+    };
+    let mut g = c.benchmark_group("layout/symbolic_channels_last_4d");
+    g.bench_function("trace_is_non_overlapping_and_dense", |b| {
+        b.iter(|| {
+            let (env, s, t) = lift();
+            (
+                layout::is_non_overlapping_and_dense(&s, &t).unwrap(),
+                env.guards().len(),
+            )
+        })
+    });
+    g.bench_function("non_overlapping_and_dense_expr", |b| {
+        b.iter(|| {
+            let (_env, s, t) = lift();
+            layout::non_overlapping_and_dense_expr(&s, &t).unwrap()
+        })
+    });
+    g.bench_function("trace_empty_like_strides", |b| {
+        b.iter(|| {
+            let (_env, s, t) = lift();
+            layout::empty_like_strides(&s, &t).unwrap()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, predicates, broadcast, symbolic);
 criterion_main!(benches);

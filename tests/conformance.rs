@@ -92,7 +92,7 @@ fn answers_have_exactly_the_expected_keys_in_input_order() {
 }
 
 #[test]
-fn elementwise_cases_are_answered_and_counted_honestly() {
+fn elementwise_golden_cases_all_pass_through_the_iterator() {
     let path = golden("elementwise.jsonl");
     let o = run(&["--check"], &[&path]);
     let lines = stdout_lines(&o);
@@ -112,7 +112,13 @@ fn elementwise_cases_are_answered_and_counted_honestly() {
     }
     let summary = format!("{matching} passed, {} failed", exp.len() - matching);
     assert_eq!(lines.last().unwrap(), &summary);
-    assert_eq!(o.status.success(), matching == exp.len());
+    assert_eq!(
+        matching,
+        exp.len(),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success());
 }
 
 #[test]
@@ -200,4 +206,28 @@ fn symbolic_mode_rejects_invalid_layouts_like_the_concrete_one() {
     let symbolic = stdout_lines(&run(&["--symbolic"], &[&f.0]));
     assert_eq!(concrete, symbolic);
     assert!(concrete[0].contains("dim 1"), "{concrete:?}");
+}
+
+#[test]
+fn invalid_elementwise_inputs_get_the_same_error_on_both_paths() {
+    let f = TempFile::new(
+        "ewbad",
+        concat!(
+            r#"{"kind":"elementwise","op":"add","inputs":[{"sizes":[2],"strides":[1]},{"sizes":[2,3],"strides":[1]}],"expect":{"error":"broadcast"}}"#,
+            "\n",
+            r#"{"kind":"broadcast","shapes":[[2],[-4]],"expect":{"error":"broadcast"}}"#,
+            "\n"
+        ),
+    );
+    let concrete = stdout_lines(&run(&[], &[&f.0]));
+    let symbolic = stdout_lines(&run(&["--symbolic"], &[&f.0]));
+    assert_eq!(concrete, symbolic);
+    assert!(
+        concrete[0].contains("x1") && concrete[0].contains("2 sizes but 1 strides"),
+        "{concrete:?}"
+    );
+    assert!(
+        concrete[1].contains("x1") && concrete[1].contains("-4"),
+        "{concrete:?}"
+    );
 }

@@ -357,17 +357,28 @@ mod symbolic {
     }
 
     #[test]
-    fn contiguous_strides_of_sizes_known_positive_are_proven_contiguous() {
-        // torch.empty's strides are Max(size, 1) products; with sizes >= 1 the Max folds.
-        let env = ShapeEnv::default();
-        let s = syms(&env, "n", &[2, 3, 4, 5], 1);
-        let t = layout::contiguous_strides(&s);
-        assert_eq!(
-            layout::contiguity_expr(&s, &t).unwrap().statically_known(),
-            Some(true)
-        );
-        assert!(layout::is_contiguous_or_false(&s, &t).unwrap());
-        assert!(env.guards().is_empty(), "{:?}", env.guards());
+    fn empty_strides_of_symbolic_sizes_are_proven_contiguous() {
+        // torch.empty's strides are Max(size, 1) products: contiguous for every binding,
+        // including sizes 0 (numel == 0) and, with sizes >= 1, because the Max folds.
+        for min in [0, 1] {
+            let env = ShapeEnv::default();
+            let s = syms(&env, "n", &[2, 3, 4, 5], min);
+            let t = layout::contiguous_strides(&s);
+            assert_eq!(
+                layout::contiguity_expr(&s, &t).unwrap().statically_known(),
+                Some(true),
+                "min {min}"
+            );
+            assert_eq!(
+                layout::non_overlapping_and_dense_expr(&s, &t)
+                    .unwrap()
+                    .statically_known(),
+                Some(true),
+                "min {min}"
+            );
+            assert!(layout::is_contiguous_or_false(&s, &t).unwrap());
+            assert!(env.guards().is_empty(), "{:?}", env.guards());
+        }
     }
 
     #[test]
@@ -655,8 +666,8 @@ mod symbolic {
         /// and the guards are sound.
         #[test]
         fn traced_broadcast_is_sound(
-            shapes in prop::collection::vec(prop::collection::vec(prop_oneof![Just(1i64), 2i64..=3], 0..=3), 1..=3),
-            other in prop::collection::vec(prop::collection::vec(prop_oneof![Just(1i64), 2i64..=3], 3), 3),
+            shapes in prop::collection::vec(prop::collection::vec(prop_oneof![Just(0i64), Just(1), 2i64..=3], 0..=3), 1..=3),
+            other in prop::collection::vec(prop::collection::vec(prop_oneof![Just(0i64), Just(1), 2i64..=3], 3), 3),
         ) {
             let env = ShapeEnv::default();
             let lifted: Vec<Vec<SymInt>> =

@@ -306,6 +306,32 @@ fn simplifier_fallback_decides_non_polynomial_conditions() {
     assert_eq!(env.guards().len(), 1);
 }
 
+#[test]
+fn case_splits_decide_relational_max_min() {
+    let env = ShapeEnv::default();
+    let a = env.create_symbol("a", 4, SymbolSpec::default()).unwrap();
+    let b = env.create_symbol("b", 7, SymbolSpec::default()).unwrap();
+    for (cond, want) in [
+        ("Max(a, b) >= a", Some(true)),
+        ("Min(a, b) <= b", Some(true)),
+        ("Max(a, b) + Min(a, b) == a + b", Some(true)),
+        ("Max(a, b) < a", Some(false)),
+        ("Max(a, b) == a", None),
+        ("Max(a + 1, b) > Min(a, b)", Some(true)),
+    ] {
+        assert_eq!(
+            env.statically_known(&BoolExpr::parse(cond).unwrap()),
+            want,
+            "{cond}"
+        );
+    }
+    // Through SymInt: deciding records nothing.
+    let m = Int::max(&a, &b);
+    assert!(m.sym_ge(&a).guard(|| "x".into()).unwrap());
+    assert!(env.guards().is_empty());
+    let _ = (&a, &b);
+}
+
 mod props {
     use super::*;
     use num_bigint::BigInt;

@@ -64,10 +64,13 @@ struct Concrete;
 
 impl Engine for Concrete {
     type I = i64;
-    fn tensor(&mut self, _: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<i64>> {
+    fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<i64>> {
+        // Same entry validation (and message) as the symbolic engine.
+        layout::check_layout(name, sizes, strides)?;
         Ok((sizes.to_vec(), strides.to_vec()))
     }
-    fn shape(&mut self, _: &str, sizes: &[i64]) -> Result<Vec<i64>> {
+    fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<i64>> {
+        layout::check_sizes(name, sizes)?;
         Ok(sizes.to_vec())
     }
     fn int(&self, v: &i64) -> Result<i64> {
@@ -214,11 +217,10 @@ fn broadcast_case<E: Engine>(e: &mut E, case: &BroadcastCase) -> Result<Expect> 
 }
 
 /// ============================ ELEMENTWISE DISPATCH ============================
-/// The one place where elementwise cases meet the TensorIterator build (`crate::iter`,
-/// branch `iter`): given the case's inputs lifted through the engine, answer
-/// `{"sizes": [...], "strides": [...]}` for the output TensorIterator allocates (strides
-/// evaluated through `e.ints`), or `{"error": "broadcast"}` on a broadcast mismatch.
-/// Until the iterator lands this answers an honest "unsupported" (a failure under --check).
+/// The one place where elementwise cases meet the TensorIterator build (`crate::iter`):
+/// given the case's inputs lifted through the engine, answer `{"sizes": [...],
+/// "strides": [...]}` for the output TensorIterator allocates (strides evaluated through
+/// `e.ints`), or `{"error": "broadcast"}` on a broadcast mismatch.
 fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expect> {
     let inputs = case
         .inputs

@@ -48,9 +48,32 @@ pub fn contiguity_expr<I: Int>(sizes: &[I], strides: &[I]) -> Result<I::Bool> {
     Ok(contiguity_unchecked(sizes, strides))
 }
 
+/// A stride that is *structurally* equal to `max(size[d+1], 1) * ... * max(size[n-1], 1)`
+/// (what `torch.empty` makes, [`contiguous_strides`](super::contiguous_strides)) satisfies
+/// its term outright: that product differs from the plain one only when some size is 0,
+/// where `numel == 0` makes the whole condition true anyway (sizes are >= 0). This lets
+/// the simplifier-free construction prove `contiguous_strides(sizes)` contiguous for
+/// symbolic sizes that may be 0 (otherwise a case split), while the condition for any
+/// other strides keeps its plain form. Never taken on the concrete path.
 fn contiguity_unchecked<I: Int>(sizes: &[I], strides: &[I]) -> I::Bool {
-    let body = contiguous_in_order_expr(sizes, strides, (0..sizes.len()).rev());
-    numel(sizes).eq_i(0).or(&body)
+    let one = I::from_i64(1);
+    let (mut expected, mut expected_max) = (one.clone(), one.clone());
+    let mut all = t::<I::Bool>();
+    for d in (0..sizes.len()).rev() {
+        // Structural check only (the difference of two canonical forms is the constant 0),
+        // no simplifier call: this runs for every dimension of every symbolic trace.
+        let empty_stride = expected_max.as_const().is_none()
+            && (strides[d].clone() - expected_max.clone()).as_const() == Some(0);
+        let ok = if empty_stride {
+            t::<I::Bool>()
+        } else {
+            sizes[d].eq_i(1).or(&strides[d].sym_eq(&expected))
+        };
+        all = all.and(&ok);
+        expected = expected * sizes[d].clone();
+        expected_max = expected_max * sizes[d].max(&one);
+    }
+    numel(sizes).eq_i(0).or(&all)
 }
 
 /// Branch-free [`is_channels_last_contiguous_2d`](super::is_channels_last_contiguous_2d)
@@ -81,22 +104,8 @@ fn cl3d_unchecked<I: Int>(sizes: &[I], strides: &[I]) -> I::Bool {
     contiguous_in_order_expr(sizes, strides, CL3D_ORDER.into_iter())
 }
 
-/// c10's sort-based dense check without the sort. With `D = {d : size[d] >= 2}`:
-///
-/// ```text
-/// for every i in D: stride[i] == 1  or  some j in D, j != i: stride[i] == stride[j] * size[j]
-/// and the strides within D are pairwise distinct
-/// ```
-///
-/// Why this is the sorted chain `1, n_a, n_a*n_b, ...`: a dimension of stride 0 in `D`
-/// fails (its only possible predecessor would have stride 0 too, against distinctness);
-/// otherwise every predecessor step at least halves `|stride|`, so each dimension's
-/// predecessor walk ends at a dimension without one, which must have stride 1; that
-/// dimension is unique (distinctness), and every stride is positive (products of positive
-/// sizes from 1). Distinctness makes the successor of each dimension unique; an acyclic
-/// graph on |D| nodes with out-degree <= 1 and in-degree >= 1 everywhere but the root has
-/// exactly |D| - 1 edges, which forces a single path from the stride-1 dimension: the
-/// sorted chain. The converse is immediate (chain strides grow strictly since sizes >= 2).
+/// c10's sort-based dense check without the sort (characterisation and proof on
+/// [`non_overlapping_and_dense_expr`]).
 fn nod_compute_expr<I: Int>(sizes: &[I], strides: &[I]) -> I::Bool {
     let n = sizes.len();
     let big: Vec<I::Bool> = sizes.iter().map(|s| s.ge_i(2)).collect();
@@ -125,9 +134,31 @@ fn nod_compute_expr<I: Int>(sizes: &[I], strides: &[I]) -> I::Bool {
 
 /// Branch-free [`is_non_overlapping_and_dense`](super::is_non_overlapping_and_dense),
 /// combined as TensorImpl does: contiguous, or (4-D) channels-last contiguous, or (5-D)
-/// channels-last-3d contiguous, or the sort-free dense check. (The extra disjuncts are
-/// implied by the others except for empty tensors, but they let the simplifier prove the
+/// channels-last-3d contiguous, or the dense check. (The contiguity disjuncts add only
+/// empty tensors to what the dense check accepts, but they let the simplifier prove the
 /// common symbolic layouts dense without reasoning about the quadratic check.)
+///
+/// c10's sort-based check is replaced by a sort-free one. With `D = {d : size[d] >= 2}`:
+///
+/// ```text
+/// for every i in D: stride[i] == 1  or  some j in D, j != i: stride[i] == stride[j] * size[j]
+/// and the strides within D are pairwise distinct
+/// ```
+///
+/// Why this is exactly c10's sorted chain `1, n_a, n_a*n_b, ...` (dims of size 0/1 are
+/// ignored by both). A dimension of `D` with stride 0 fails: its predecessor would have
+/// stride 0 too, against distinctness. Otherwise each predecessor step at least halves
+/// `|stride|`, so every predecessor walk ends at a dimension without a predecessor, which
+/// must have stride 1: one root, shared by all (distinctness), and all strides positive.
+/// Draw an edge `j -> i` when `stride[i] == stride[j] * size[j]`. Out-degrees are <= 1
+/// (two successors of `j` would share a stride); strides grow strictly along edges, so
+/// the graph is acyclic and has a sink; the root has in-degree 0 (`1 == stride * size`
+/// is impossible with `size >= 2`). Hence `|D| - 1 <= #edges` (every non-root node has a
+/// predecessor) and `#edges <= |D| - 1` (out-degrees, minus the sink): each non-root
+/// node has exactly one predecessor, so the graph (in- and out-degrees <= 1, acyclic,
+/// `|D| - 1` edges) is one path from the root: the sorted chain. Conversely the chain
+/// satisfies both conditions (its strides grow strictly since sizes >= 2). Also tested
+/// exhaustively against c10's sort for small ranks.
 pub fn non_overlapping_and_dense_expr<I: Int>(sizes: &[I], strides: &[I]) -> Result<I::Bool> {
     check_layout(TENSOR, sizes, strides)?;
     Ok(nod_unchecked(sizes, strides))

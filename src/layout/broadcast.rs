@@ -1,7 +1,7 @@
 //! Broadcasting: the common shape of several operands and the strides that expand an
 //! operand to it.
 
-use super::validate::{check_layout, check_sizes};
+use super::validate::{check_layout, check_sizes_named};
 use crate::{Bool, Error, Int, Result};
 
 /// Broadcasts two shapes (PyTorch's `infer_size`): right-aligned; at each dimension the
@@ -24,7 +24,9 @@ fn infer_size_pair<I: Int>(a: &[I], b: &[I]) -> Result<Vec<I>> {
         };
         // Equal sizes (statically, e.g. the same symbol, or after guarding) keep size a;
         // a 1 maps to the other size, even 0.
-        let same = sa.sym_eq(&sb).statically_known_true();
+        // A size b that is statically 1 (a padded leading dimension, a literal 1) leaves
+        // size a whatever it is, so no guard on `sa == 1` is needed.
+        let same = sa.sym_eq(&sb).statically_known_true() || sb.eq_i(1).statically_known_true();
         out[i] = if !same
             && sa
                 .eq_i(1)
@@ -59,7 +61,7 @@ fn infer_size_pair<I: Int>(a: &[I], b: &[I]) -> Result<Vec<I>> {
 pub fn infer_size<I: Int>(shapes: &[&[I]]) -> Result<Vec<I>> {
     let mut out: Vec<I> = Vec::new();
     for (k, shape) in shapes.iter().enumerate() {
-        check_sizes(&format!("operand {k}"), shape)?;
+        check_sizes_named(|| format!("operand {k}"), shape)?;
         out = infer_size_pair(&out, shape)?;
     }
     Ok(out)
@@ -153,5 +155,24 @@ mod tests {
             Err(Error::Broadcast { .. })
         ));
         assert!(broadcast_strides(&[3i64, 1], &[1, 1], &[1]).is_err());
+    }
+
+    #[test]
+    fn a_static_one_needs_no_guard() {
+        use crate::sym::{ShapeEnv, SymInt, SymbolSpec};
+        let env = ShapeEnv::default();
+        let n = env.create_symbol("n", 3, SymbolSpec::default()).unwrap();
+        let h = env.create_symbol("h", 1, SymbolSpec::default()).unwrap();
+        let one = SymInt::constant(1);
+        let a = [n.clone(), h.clone()];
+        let b = [one.clone(), one];
+        let out = infer_size(&[&a[..], &b[..]]).unwrap();
+        assert_eq!(out[0].expr(), n.expr());
+        assert_eq!(out[1].expr(), h.expr());
+        assert!(env.guards().is_empty(), "{:?}", env.guards());
+        // Whereas a symbolic size b does need to know which side is 1.
+        let c = env.create_symbol("c", 1, SymbolSpec::default()).unwrap();
+        infer_size(&[&[n.clone()][..], &[c][..]]).unwrap();
+        assert!(!env.guards().is_empty());
     }
 }

@@ -43,7 +43,7 @@
 //! prove it (contiguous strides of symbolic sizes are contiguous for *every* binding, size-1
 //! or not), a plan can test it at run time, or a caller can branch on it once. The dense
 //! check has a sort in c10 (a guard per comparison); its branch-free form is a quadratic
-//! sort-free characterisation, documented and proven on `non_overlapping_and_dense_expr`.
+//! sort-free characterisation, stated and proven on [`non_overlapping_and_dense_expr`].
 //! The `*_or_false` variants answer "definitely true" without ever failing on unbacked
 //! symbols, like PyTorch's `is_contiguous_or_false` family.
 //!

@@ -22,10 +22,16 @@ fn probe<I: Int>(v: &I) -> Option<i64> {
 ///
 /// `tensor` names the tensor in the error (operand name or index).
 pub fn check_sizes<I: Int>(tensor: &str, sizes: &[I]) -> Result<()> {
+    check_sizes_named(|| tensor.to_string(), sizes)
+}
+
+/// [`check_sizes`] with the tensor name built only on error.
+pub(crate) fn check_sizes_named<I: Int>(tensor: impl Fn() -> String, sizes: &[I]) -> Result<()> {
     if sizes.len() > crate::iter::MAX_DIMS {
         return Err(Error::Limit {
             message: format!(
-                "{tensor} has {} dimensions; at most {} are supported",
+                "{} has {} dimensions; at most {} are supported",
+                tensor(),
                 sizes.len(),
                 crate::iter::MAX_DIMS
             ),
@@ -36,13 +42,13 @@ pub fn check_sizes<I: Int>(tensor: &str, sizes: &[I]) -> Result<()> {
         let Some(v) = probe(s) else { continue };
         if v < 0 {
             return Err(Error::layout(
-                tensor,
+                tensor(),
                 format!("size {s} at dim {d} is negative ({v})"),
             ));
         }
-        extent = extent
-            .checked_mul(v.max(1))
-            .ok_or_else(|| Error::overflow(format!("{tensor}: product of sizes up to dim {d}")))?;
+        extent = extent.checked_mul(v.max(1)).ok_or_else(|| {
+            Error::overflow(format!("{}: product of sizes up to dim {d}", tensor()))
+        })?;
     }
     Ok(())
 }

@@ -247,6 +247,20 @@ impl BoolExpr {
         }
     }
 
+    /// All compared polynomials.
+    pub(crate) fn exprs(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        fn walk<'a>(b: &'a BoolExpr, out: &mut Vec<&'a Expr>) {
+            match b.kind() {
+                BoolKind::Const(_) => {}
+                BoolKind::Cmp(_, p) => out.push(p),
+                BoolKind::And(v) | BoolKind::Or(v) => v.iter().for_each(|x| walk(x, out)),
+            }
+        }
+        walk(self, &mut out);
+        out
+    }
+
     /// True when some comparison involves a `FloorDiv`/`Mod`/`Max`/`Min` atom.
     pub fn has_non_polynomial(&self) -> bool {
         match self.kind() {
@@ -258,18 +272,23 @@ impl BoolExpr {
 
     /// Replaces symbols by expressions (and re-canonicalizes).
     pub fn substitute(&self, f: &dyn Fn(&super::expr::Symbol) -> Option<Expr>) -> BoolExpr {
+        self.map_exprs(&|p| p.substitute(f))
+    }
+
+    /// Rewrites every compared polynomial with `f` (and re-canonicalizes).
+    pub(crate) fn map_exprs(&self, f: &dyn Fn(&Expr) -> Expr) -> BoolExpr {
         match self.kind() {
             BoolKind::Const(_) => self.clone(),
             BoolKind::Cmp(r, p) => {
-                let q = p.substitute(f);
+                let q = f(p);
                 if q == *p {
                     self.clone()
                 } else {
                     BoolExpr::cmp0(*r, q)
                 }
             }
-            BoolKind::And(v) => BoolExpr::and_all(v.iter().map(|b| b.substitute(f))),
-            BoolKind::Or(v) => BoolExpr::or_all(v.iter().map(|b| b.substitute(f))),
+            BoolKind::And(v) => BoolExpr::and_all(v.iter().map(|b| b.map_exprs(f))),
+            BoolKind::Or(v) => BoolExpr::or_all(v.iter().map(|b| b.map_exprs(f))),
         }
     }
 }

@@ -32,17 +32,39 @@ enum Op {
     Or,
 }
 
-const STACK: usize = 32;
+const STACK: usize = 16;
 
 /// Guards compiled for a fixed symbol order; see [`GuardSet::compile`].
 #[derive(Clone, Debug)]
 pub struct CompiledGuards {
+    /// Checks in guard order; a guard that is a conjunction has one check per conjunct.
+    checks: Vec<Check>,
+    /// Postfix programs (for checks that are not plain polynomial comparisons).
     ops: Vec<Op>,
-    /// `ops[starts[i]..starts[i+1]]` is guard `i`; `usize::MAX` start means "exact only".
-    ranges: Vec<(u32, u32)>,
-    exact_only: Vec<bool>,
+    /// Polynomial terms: coefficient and a range of `factors`.
+    terms: Vec<(i64, u32, u32)>,
+    /// Symbol indices of the monomials (a symbol repeats for its exponent).
+    factors: Vec<u32>,
     symbols: Vec<Symbol>,
     conds: Vec<BoolExpr>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum CheckKind {
+    /// `c * x + k REL 0` for one symbol `x` (the most common guard: `s >= 2`, `s != 1`).
+    Lin1 { rel: Rel, c: i64, k: i64, x: u32 },
+    /// `sum(terms) + k REL 0`, evaluated in checked `i64`.
+    Poly { rel: Rel, k: i64, t0: u32, t1: u32 },
+    /// A postfix program `ops[o0..o1]`.
+    Program { o0: u32, o1: u32 },
+    /// Not compilable (huge constants, deep nesting): exact evaluation.
+    Exact,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Check {
+    guard: u32,
+    kind: CheckKind,
 }
 
 struct Compiler<'a> {
@@ -167,48 +189,150 @@ impl GuardSet {
             .iter()
             .map(|s| Symbol::new(s.as_ref()))
             .collect();
-        let mut ops = Vec::new();
-        let mut ranges = Vec::new();
-        let mut exact_only = Vec::new();
-        for g in &self.guards {
-            let mut c = Compiler {
-                ops: Vec::new(),
-                symbols: &symbols,
-                depth: 0,
-                max_depth: 0,
-                ok: true,
-            };
-            c.cond(&g.cond)?;
-            let start = ops.len() as u32;
-            let fits = c.ok && c.max_depth <= STACK;
-            if fits {
-                ops.extend_from_slice(&c.ops);
-            }
-            ranges.push((start, ops.len() as u32));
-            exact_only.push(!fits);
-        }
-        Ok(CompiledGuards {
-            ops,
-            ranges,
-            exact_only,
+        let mut out = CompiledGuards {
+            checks: Vec::new(),
+            ops: Vec::new(),
+            terms: Vec::new(),
+            factors: Vec::new(),
             symbols,
             conds: self.guards.iter().map(|g| g.cond.clone()).collect(),
+        };
+        for (gi, g) in self.guards.iter().enumerate() {
+            let parts: Vec<&BoolExpr> = match g.cond.kind() {
+                BoolKind::And(v) => v.iter().collect(),
+                _ => vec![&g.cond],
+            };
+            for part in parts {
+                let kind = out.compile_part(part)?;
+                out.checks.push(Check {
+                    guard: gi as u32,
+                    kind,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl CompiledGuards {
+    fn sym_index(&self, s: &Symbol) -> Result<u32> {
+        self.symbols
+            .iter()
+            .position(|x| x == s)
+            .map(|i| i as u32)
+            .ok_or_else(|| {
+                Error::symbol(format!(
+                    "guard mentions symbol `{s}`, which is not in the compiled symbol order"
+                ))
+            })
+    }
+
+    /// A plain polynomial comparison, if `b` is one with `i64` coefficients.
+    fn compile_poly(&mut self, b: &BoolExpr) -> Result<Option<CheckKind>> {
+        let Some((rel, p)) = b.as_cmp() else {
+            return Ok(None);
+        };
+        if p.has_non_polynomial() {
+            return Ok(None);
+        }
+        let mut k = 0i64;
+        let mut terms = Vec::new();
+        let mut factors = Vec::new();
+        for t in p.terms() {
+            let Some(c) = t.coef.as_i64() else {
+                return Ok(None);
+            };
+            if t.mono.is_empty() {
+                k = c;
+                continue;
+            }
+            let f0 = (self.factors.len() + factors.len()) as u32;
+            for (a, e) in &t.mono {
+                let Atom::Sym(s) = a else { return Ok(None) };
+                let idx = self.sym_index(s)?;
+                if *e > 8 {
+                    return Ok(None);
+                }
+                for _ in 0..*e {
+                    factors.push(idx);
+                }
+            }
+            terms.push((c, f0, (self.factors.len() + factors.len()) as u32));
+        }
+        if let [(c, f0, f1)] = terms[..] {
+            if f1 == f0 + 1 {
+                return Ok(Some(CheckKind::Lin1 {
+                    rel,
+                    c,
+                    k,
+                    x: factors[0],
+                }));
+            }
+        }
+        let t0 = self.terms.len() as u32;
+        self.terms.extend(terms);
+        self.factors.extend(factors);
+        Ok(Some(CheckKind::Poly {
+            rel,
+            k,
+            t0,
+            t1: self.terms.len() as u32,
+        }))
+    }
+
+    fn compile_part(&mut self, b: &BoolExpr) -> Result<CheckKind> {
+        if let Some(kind) = self.compile_poly(b)? {
+            return Ok(kind);
+        }
+        let mut c = Compiler {
+            ops: Vec::new(),
+            symbols: &self.symbols,
+            depth: 0,
+            max_depth: 0,
+            ok: true,
+        };
+        c.cond(b)?;
+        if !c.ok || c.max_depth > STACK {
+            return Ok(CheckKind::Exact);
+        }
+        let o0 = self.ops.len() as u32;
+        self.ops.extend_from_slice(&c.ops);
+        Ok(CheckKind::Program {
+            o0,
+            o1: self.ops.len() as u32,
+        })
+    }
+
+    /// `Some(holds)`, or `None` when the checked arithmetic overflowed.
+    #[inline(always)]
+    fn poly(&self, rel: Rel, k: i64, t0: u32, t1: u32, vals: &[i64]) -> Option<bool> {
+        let mut acc = k;
+        for &(c, f0, f1) in &self.terms[t0 as usize..t1 as usize] {
+            let mut v = c;
+            for &f in &self.factors[f0 as usize..f1 as usize] {
+                v = v.checked_mul(*vals.get(f as usize)?)?;
+            }
+            acc = acc.checked_add(v)?;
+        }
+        Some(match rel {
+            Rel::Le => acc <= 0,
+            Rel::Eq => acc == 0,
+            Rel::Ne => acc != 0,
         })
     }
 }
 
 #[inline(always)]
-fn run(ops: &[Op], vals: &[i64]) -> Option<bool> {
-    let mut st = [0i64; STACK];
+fn run(ops: &[Op], vals: &[i64], st: &mut [i64; STACK]) -> Option<bool> {
     let mut sp = 0usize;
     for op in ops {
         match *op {
             Op::Const(c) => {
-                st[sp] = c;
+                *st.get_mut(sp)? = c;
                 sp += 1;
             }
             Op::Sym(i) => {
-                st[sp] = *vals.get(i as usize)?;
+                *st.get_mut(sp)? = *vals.get(i as usize)?;
                 sp += 1;
             }
             Op::MulConst(c) => st[sp - 1] = st[sp - 1].checked_mul(c)?,
@@ -280,18 +404,30 @@ impl CompiledGuards {
                 values.len()
             )));
         }
-        for (i, &(s, e)) in self.ranges.iter().enumerate() {
-            let fast = if self.exact_only[i] {
-                None
-            } else {
-                run(&self.ops[s as usize..e as usize], values)
+        let mut st = [0i64; STACK];
+        for ch in &self.checks {
+            let fast = match ch.kind {
+                CheckKind::Lin1 { rel, c, k, x } => values
+                    .get(x as usize)
+                    .and_then(|v| v.checked_mul(c))
+                    .and_then(|v| v.checked_add(k))
+                    .map(|v| match rel {
+                        Rel::Le => v <= 0,
+                        Rel::Eq => v == 0,
+                        Rel::Ne => v != 0,
+                    }),
+                CheckKind::Poly { rel, k, t0, t1 } => self.poly(rel, k, t0, t1, values),
+                CheckKind::Program { o0, o1 } => {
+                    run(&self.ops[o0 as usize..o1 as usize], values, &mut st)
+                }
+                CheckKind::Exact => None,
             };
             let ok = match fast {
                 Some(v) => v,
-                None => self.exact(i, values)?,
+                None => self.exact(ch.guard as usize, values)?,
             };
             if !ok {
-                return Ok(Some(i));
+                return Ok(Some(ch.guard as usize));
             }
         }
         Ok(None)

@@ -2,7 +2,7 @@
 
 use super::boolexpr::BoolExpr;
 use super::eval::{eval_bool_with, Bindings};
-use super::expr::{Expr, Symbol};
+use super::expr::{Expr, FxMap, Symbol};
 use super::guards::{Guard, GuardSet};
 use super::interval::{Interval, POS_INF};
 use super::knowledge::Knowledge;
@@ -10,7 +10,6 @@ use super::parse::is_valid_symbol_name;
 use super::simplify::{simplify_with, SimplifyConfig, SymbolRanges};
 use super::symint::{SymBool, SymInt};
 use crate::error::{Error, Result};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Limits and defaults of a [`ShapeEnv`].
@@ -23,7 +22,8 @@ pub struct ShapeEnvConfig {
     /// Whether to use the egg simplifier as a fallback for static decisions involving
     /// `FloorDiv`/`Mod`/`Max`/`Min`.
     pub use_simplifier: bool,
-    /// Limits of each simplifier run.
+    /// Limits of each simplifier run for static decisions
+    /// (default [`SimplifyConfig::for_decisions`]).
     pub simplifier: SimplifyConfig,
 }
 
@@ -33,7 +33,7 @@ impl Default for ShapeEnvConfig {
             max_guards_per_symbol: 64,
             max_expr_nodes: 2000,
             use_simplifier: true,
-            simplifier: SimplifyConfig::default(),
+            simplifier: SimplifyConfig::for_decisions(),
         }
     }
 }
@@ -72,12 +72,12 @@ pub(crate) struct SymbolInfo {
 pub(crate) struct EnvState {
     pub(crate) config: ShapeEnvConfig,
     pub(crate) symbols: Vec<SymbolInfo>,
-    pub(crate) by_name: HashMap<Symbol, usize>,
-    duck: HashMap<(i64, i64, Option<i64>), usize>,
+    pub(crate) by_name: FxMap<Symbol, usize>,
+    duck: FxMap<(i64, i64, Option<i64>), usize>,
     pub(crate) guards: Vec<Guard>,
+    /// The symbols of each guard (parallel to `guards`).
+    guard_syms: Vec<Vec<Symbol>>,
     pub(crate) know: Knowledge,
-    /// Results of the (expensive) simplifier fallback, keyed by condition.
-    pub(crate) simplify_cache: HashMap<BoolExpr, Option<bool>>,
 }
 
 /// The symbols of one trace and the guards recorded so far.
@@ -115,11 +115,11 @@ impl ShapeEnv {
         ShapeEnv(Arc::new(Mutex::new(EnvState {
             config,
             symbols: Vec::new(),
-            by_name: HashMap::new(),
-            duck: HashMap::new(),
+            by_name: FxMap::default(),
+            duck: FxMap::default(),
             guards: Vec::new(),
+            guard_syms: Vec::new(),
             know: Knowledge::default(),
-            simplify_cache: HashMap::new(),
         })))
     }
 
@@ -276,7 +276,7 @@ impl ShapeEnv {
 
     /// Decides `cond` without recording anything (`None` when it depends on the shapes).
     pub fn statically_known(&self, cond: &BoolExpr) -> Option<bool> {
-        let mut st = self.lock();
+        let st = self.lock();
         st.decide(cond)
     }
 
@@ -293,7 +293,7 @@ impl ShapeEnv {
     /// Decides `cond` statically, `None` also for backed-undecidable; for unbacked-undecidable
     /// conditions reports whether a hint exists.
     pub(crate) fn decide_or_hint(&self, cond: &BoolExpr) -> (Option<bool>, Option<bool>) {
-        let mut st = self.lock();
+        let st = self.lock();
         if let Some(v) = st.decide(cond) {
             return (Some(v), Some(v));
         }
@@ -301,6 +301,9 @@ impl ShapeEnv {
         (None, h)
     }
 }
+
+/// Nested `Max`/`Min` case splits tried by a static decision (at most 2^3 cases).
+const MAX_CASE_SPLITS: usize = 3;
 
 impl EnvState {
     fn hint_lookup(&self) -> impl Fn(&Symbol) -> Option<i64> + '_ {
@@ -313,23 +316,40 @@ impl EnvState {
         eval_bool_with(cond, &look).ok()
     }
 
-    /// Static decision: canonical form + ranges + guard facts, then the simplifier fallback.
-    pub(crate) fn decide(&mut self, cond: &BoolExpr) -> Option<bool> {
+    /// Static decision: canonical form + ranges + guard facts; for conditions with
+    /// `Max`/`Min`/`FloorDiv`/`Mod` atoms, then the cheap interval-based atom reduction, and
+    /// only then the (cached, limited) egg simplifier.
+    pub(crate) fn decide(&self, cond: &BoolExpr) -> Option<bool> {
         if let Some(v) = self.know.decide(cond) {
             return Some(v);
         }
-        if self.config.use_simplifier && cond.has_non_polynomial() {
-            if let Some(v) = self.simplify_cache.get(cond) {
-                if v.is_some() {
-                    return *v;
-                }
-            }
-            let v =
-                super::simplify::decide_with_simplifier(cond, &self.know, &self.config.simplifier);
-            self.simplify_cache.insert(cond.clone(), v);
-            return v;
+        if !cond.has_non_polynomial() {
+            return None;
         }
-        None
+        let c = self.know.apply_subst_bool(cond);
+        let reduced = c.map_exprs(&|p| self.know.reduce_atoms(p));
+        if let Some(v) = reduced.as_const() {
+            return Some(v);
+        }
+        if reduced != c {
+            if let Some(v) = self.know.decide(&reduced) {
+                return Some(v);
+            }
+        }
+        if !reduced.has_non_polynomial() {
+            return None;
+        }
+        // Case splits on Max/Min atoms (cheap, exact); the e-graph only when FloorDiv/Mod
+        // atoms are involved or there were too many Max/Min atoms to split on.
+        let by_cases = self.know.decide_by_cases(&reduced, MAX_CASE_SPLITS);
+        if let Ok(Some(v)) = by_cases {
+            return Some(v);
+        }
+        let div_mod = reduced.exprs().iter().any(|p| p.has_div_mod());
+        if !self.config.use_simplifier || (by_cases.is_ok() && !div_mod) {
+            return None;
+        }
+        super::simplify::decide_with_simplifier(&reduced, &self.know, &self.config.simplifier)
     }
 
     fn record(&mut self, cond: &BoolExpr, reason: impl FnOnce() -> String) -> Result<bool> {
@@ -361,11 +381,7 @@ impl EnvState {
         // Per-symbol guard cap.
         let syms = fact.symbols();
         for s in &syms {
-            let n = self
-                .guards
-                .iter()
-                .filter(|g| g.cond.symbols().contains(s))
-                .count();
+            let n = self.guard_syms.iter().filter(|g| g.contains(s)).count();
             if n >= self.config.max_guards_per_symbol {
                 return Err(Error::Limit {
                     message: format!(
@@ -379,6 +395,7 @@ impl EnvState {
             cond: fact.clone(),
             reason: reason(),
         });
+        self.guard_syms.push(syms);
         self.know.assume(&fact);
         self.prune();
         Ok(value)
@@ -393,15 +410,23 @@ impl EnvState {
         )
     }
 
-    /// Drops older guards that the others imply (checked one by one against the rest), then
-    /// rebuilds the knowledge from what is left.
+    /// Drops older guards that the other guards (with the declared ranges) imply, then
+    /// rebuilds the knowledge from what is left. Only guards sharing a symbol with the
+    /// newest one are candidates (nothing else can have become implied). This removes
+    /// duplicates up to canonical form and bounds subsumed by stronger bounds on the same
+    /// expression (`s >= 2` drops `s != 0`, `s >= 1`), and conjunctions whose parts the
+    /// others cover.
     fn prune(&mut self) {
         let n = self.guards.len();
         if n < 2 {
             return;
         }
+        let new_syms = self.guard_syms[n - 1].clone();
         let mut keep = vec![true; n];
         for i in 0..n - 1 {
+            if !self.guard_syms[i].iter().any(|s| new_syms.contains(s)) {
+                continue;
+            }
             let mut k = self.base_knowledge();
             for (j, g) in self.guards.iter().enumerate() {
                 if j != i && keep[j] {
@@ -415,8 +440,10 @@ impl EnvState {
         if keep.iter().all(|k| *k) {
             return;
         }
-        let mut it = keep.into_iter();
-        self.guards.retain(|_| it.next().unwrap_or(true));
+        let mut it = keep.iter();
+        self.guards.retain(|_| *it.next().unwrap_or(&true));
+        let mut it = keep.iter();
+        self.guard_syms.retain(|_| *it.next().unwrap_or(&true));
         let mut k = self.base_knowledge();
         for g in &self.guards {
             k.assume(&g.cond);

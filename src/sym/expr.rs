@@ -85,6 +85,12 @@ impl Hasher for FxHasher {
     }
 }
 
+/// `HashMap` with the deterministic [`FxHasher`] (keys here carry cached hashes).
+pub(crate) type FxMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+/// `HashSet` with the deterministic [`FxHasher`].
+pub(crate) type FxSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<FxHasher>>;
+
 /// The non-polynomial operators that appear as atoms.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub(crate) enum FuncKind {
@@ -482,6 +488,63 @@ impl Expr {
         }
     }
 
+    /// The first `Max`/`Min` atom (outermost first), if any.
+    pub(crate) fn find_extremum(&self) -> Option<Atom> {
+        for t in self.terms() {
+            for (a, _) in &t.mono {
+                if let Atom::Func(f) = a {
+                    if matches!(f.kind, FuncKind::Max | FuncKind::Min) {
+                        return Some(a.clone());
+                    }
+                    if let Some(x) = f.args.iter().find_map(|x| x.find_extremum()) {
+                        return Some(x);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// True when some atom (at any depth) is a `FloorDiv` or `Mod` node.
+    pub(crate) fn has_div_mod(&self) -> bool {
+        self.terms().iter().any(|t| {
+            t.mono.iter().any(|(a, _)| match a {
+                Atom::Sym(_) => false,
+                Atom::Func(f) => {
+                    matches!(f.kind, FuncKind::FloorDiv | FuncKind::Mod)
+                        || f.args.iter().any(|x| x.has_div_mod())
+                }
+            })
+        })
+    }
+
+    /// Replaces every occurrence (at any depth) of the atom `target` by `with`.
+    pub(crate) fn replace_atom(&self, target: &Atom, with: &Expr) -> Expr {
+        if !self.has_non_polynomial() {
+            return self.clone();
+        }
+        self.map_atoms(&|a| {
+            if a == target {
+                return Some(with.clone());
+            }
+            match a {
+                Atom::Sym(_) => None,
+                Atom::Func(f) => {
+                    let args: Vec<Expr> = f
+                        .args
+                        .iter()
+                        .map(|x| x.replace_atom(target, with))
+                        .collect();
+                    if args.iter().zip(f.args.iter()).all(|(x, y)| x == y) {
+                        None
+                    } else {
+                        Some(rebuild_func(f.kind, &args))
+                    }
+                }
+            }
+        })
+    }
+
     /// True when some atom is a `FloorDiv`/`Mod`/`Max`/`Min` node.
     pub fn has_non_polynomial(&self) -> bool {
         self.terms()
@@ -818,26 +881,44 @@ impl Expr {
         }
     }
 
+    /// True when some symbol (also inside `FloorDiv`/`Mod`/`Max`/`Min`) satisfies `f`.
+    pub(crate) fn any_symbol(&self, f: &dyn Fn(&Symbol) -> bool) -> bool {
+        self.terms().iter().any(|t| {
+            t.mono.iter().any(|(a, _)| match a {
+                Atom::Sym(s) => f(s),
+                Atom::Func(func) => func.args.iter().any(|x| x.any_symbol(f)),
+            })
+        })
+    }
+
     /// Replaces symbols by expressions (and re-canonicalizes).
     pub fn substitute(&self, f: &dyn Fn(&Symbol) -> Option<Expr>) -> Expr {
+        if !self.any_symbol(&|s| f(s).is_some()) {
+            return self.clone();
+        }
+        self.map_atoms(&|a| match a {
+            Atom::Sym(s) => f(s),
+            Atom::Func(func) => {
+                let args: Vec<Expr> = func.args.iter().map(|x| x.substitute(f)).collect();
+                if args.iter().zip(func.args.iter()).all(|(x, y)| x == y) {
+                    None
+                } else {
+                    Some(rebuild_func(func.kind, &args))
+                }
+            }
+        })
+    }
+
+    /// Replaces atoms for which `f` returns `Some` (and re-canonicalizes). `f` handles any
+    /// recursion into function arguments itself.
+    pub(crate) fn map_atoms(&self, f: &dyn Fn(&Atom) -> Option<Expr>) -> Expr {
         let mut changed = false;
-        let mut out_terms: Vec<Expr> = Vec::new();
+        let mut out_terms: Vec<Expr> = Vec::with_capacity(self.terms().len());
         for t in self.terms() {
             let mut term = Expr::from_coeff(t.coef.clone());
             let mut simple = Mono::new();
             for (a, e) in &t.mono {
-                let replaced = match a {
-                    Atom::Sym(s) => f(s),
-                    Atom::Func(func) => {
-                        let args: Vec<Expr> = func.args.iter().map(|x| x.substitute(f)).collect();
-                        if args.iter().zip(func.args.iter()).all(|(x, y)| x == y) {
-                            None
-                        } else {
-                            Some(rebuild_func(func.kind, &args))
-                        }
-                    }
-                };
-                match replaced {
+                match f(a) {
                     Some(r) => {
                         changed = true;
                         term = term.mul(&r.pow(*e));

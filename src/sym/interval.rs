@@ -11,7 +11,7 @@ pub(crate) const NEG_INF: i128 = i128::MIN;
 pub(crate) const POS_INF: i128 = i128::MAX;
 
 /// A closed integer interval `[lo, hi]` (`NEG_INF`/`POS_INF` for unbounded sides).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Interval {
     /// Lower bound (inclusive), `i128::MIN` for -infinity.
     pub lo: i128,

@@ -10,23 +10,24 @@
 //! else, the guard itself as a known-true condition.
 
 use super::boolexpr::{BoolExpr, BoolKind, Rel};
-use super::expr::{Atom, Expr, Symbol};
-use super::interval::{expr_interval, Interval};
+use super::expr::{rebuild_func, Atom, Expr, FuncKind, FxMap, FxSet, Symbol};
+use super::interval::{expr_interval, Interval, NEG_INF, POS_INF};
 use super::num::Coeff;
-use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Default, Debug)]
 pub(crate) struct Knowledge {
     /// Declared ranges of the symbols (refined by single-symbol facts).
-    pub(crate) ranges: HashMap<Symbol, Interval>,
+    pub(crate) ranges: FxMap<Symbol, Interval>,
     /// Bounds on non-constant parts `X` (normalized: positive leading coefficient).
-    facts: HashMap<Expr, Interval>,
+    facts: FxMap<Expr, Interval>,
     /// Values `X` is known not to take.
-    excluded: HashMap<Expr, Vec<i128>>,
+    excluded: FxMap<Expr, Vec<i128>>,
     /// Symbols eliminated by equality guards.
-    subst: HashMap<Symbol, Expr>,
+    subst: FxMap<Symbol, Expr>,
     /// Other conditions known to hold.
-    true_facts: HashSet<BoolExpr>,
+    true_facts: FxSet<BoolExpr>,
+    /// Set when a fact contradicts the others (an impossible case during case splitting).
+    contradictory: bool,
 }
 
 /// `p = sign * x + k` with `x` normalized (positive leading coefficient).
@@ -59,7 +60,7 @@ fn bump_ends(iv: &mut Interval, excl: &[i128]) {
 }
 
 impl Knowledge {
-    pub(crate) fn new(ranges: HashMap<Symbol, Interval>) -> Knowledge {
+    pub(crate) fn new(ranges: FxMap<Symbol, Interval>) -> Knowledge {
         Knowledge {
             ranges,
             ..Default::default()
@@ -156,6 +157,11 @@ impl Knowledge {
     }
 
     fn decide_cmp(&self, rel: Rel, p: &Expr) -> Option<bool> {
+        if self.facts.is_empty() && self.excluded.is_empty() {
+            // Fast path: pure interval arithmetic over the ranges, no allocation.
+            let pv = expr_interval(p, &|s| self.sym_range(s));
+            return decide_interval(rel, pv, None);
+        }
         let (x, s, k) = split(p);
         let kv = k.as_i64()? as i128;
         let iv = self.x_interval(&x);
@@ -163,6 +169,21 @@ impl Knowledge {
             return None; // contradictory facts: decide nothing
         }
         let pv = if s < 0 { iv.neg() } else { iv }.add(&Interval::point(kv));
+        // p == 0  <=>  x == -k*s
+        let excluded = self
+            .excluded
+            .get(&x)
+            .is_some_and(|ex| ex.contains(&(-kv * s as i128)));
+        decide_interval(rel, pv, Some(excluded))
+    }
+}
+
+/// Decides `p REL 0` from the interval of `p` (and whether `p == 0` is excluded).
+fn decide_interval(rel: Rel, pv: Interval, zero_excluded: Option<bool>) -> Option<bool> {
+    if pv.is_empty() {
+        return None;
+    }
+    {
         match rel {
             Rel::Le => {
                 if pv.hi <= 0 {
@@ -176,19 +197,142 @@ impl Knowledge {
             Rel::Eq | Rel::Ne => {
                 let eq = if pv.as_point() == Some(0) {
                     Some(true)
-                } else if pv.lo > 0 || pv.hi < 0 {
+                } else if pv.lo > 0 || pv.hi < 0 || zero_excluded == Some(true) {
                     Some(false)
                 } else {
-                    // p == 0  <=>  x == -k*s
-                    let target = -kv * s as i128;
-                    self.excluded
-                        .get(&x)
-                        .and_then(|ex| ex.contains(&target).then_some(false))
+                    None
                 };
                 if rel == Rel::Eq {
                     eq
                 } else {
                     eq.map(|v| !v)
+                }
+            }
+        }
+    }
+}
+
+impl Knowledge {
+    /// Decides `cond` by splitting on its `Max`/`Min` atoms: for `Max(a, b)` one case
+    /// assumes `a >= b` (and replaces the atom by `a`), the other `b >= a`. Decided when every
+    /// feasible case agrees. At most `depth` nested splits. `Err(())` when the depth ran out
+    /// (so a more expensive method may still help), `Ok(None)` when undecided.
+    pub(crate) fn decide_by_cases(
+        &self,
+        cond: &BoolExpr,
+        depth: usize,
+    ) -> Result<Option<bool>, ()> {
+        let Some(atom) = cond.exprs().iter().find_map(|p| p.find_extremum()) else {
+            return Ok(self.decide(cond));
+        };
+        if depth == 0 {
+            return Err(());
+        }
+        let Atom::Func(f) = &atom else {
+            return Ok(None);
+        };
+        let mut answer: Option<bool> = None;
+        let mut feasible = 0;
+        for (i, chosen) in f.args.iter().enumerate() {
+            let mut k = self.clone();
+            for (j, other) in f.args.iter().enumerate() {
+                if i != j {
+                    let c = if f.kind == FuncKind::Max {
+                        BoolExpr::ge(chosen, other)
+                    } else {
+                        BoolExpr::le(chosen, other)
+                    };
+                    if c.as_const() == Some(false) {
+                        k.contradictory = true;
+                    }
+                    k.assume(&c);
+                }
+            }
+            if k.contradictory {
+                continue;
+            }
+            feasible += 1;
+            let case = cond.map_exprs(&|p| k.reduce_atoms(&p.replace_atom(&atom, chosen)));
+            let v = match case.as_const() {
+                Some(v) => Some(v),
+                None => match k.decide(&case) {
+                    Some(v) => Some(v),
+                    None => k.decide_by_cases(&case, depth - 1)?,
+                },
+            };
+            match (v, answer) {
+                (None, _) => return Ok(None),
+                (Some(v), None) => answer = Some(v),
+                (Some(v), Some(a)) if v != a => return Ok(None),
+                _ => {}
+            }
+        }
+        Ok(if feasible > 0 { answer } else { None })
+    }
+
+    /// Rewrites `Max`/`Min`/`FloorDiv`/`Mod` atoms that the known intervals decide:
+    /// a `Max` argument another one dominates is dropped, `FloorDiv(a, b)` with
+    /// `0 <= a < b` is 0 and `Mod(a, b)` is `a`. Cheap (no e-graph); bottom-up.
+    pub(crate) fn reduce_atoms(&self, e: &Expr) -> Expr {
+        if !e.has_non_polynomial() {
+            return e.clone();
+        }
+        e.map_atoms(&|a| match a {
+            Atom::Sym(_) => None,
+            Atom::Func(f) => {
+                let args: Vec<Expr> = f.args.iter().map(|x| self.reduce_atoms(x)).collect();
+                let changed = args.iter().zip(f.args.iter()).any(|(x, y)| x != y);
+                match self.reduce_func(f.kind, &args) {
+                    Some(r) => Some(r),
+                    None if changed => Some(rebuild_func(f.kind, &args)),
+                    None => None,
+                }
+            }
+        })
+    }
+
+    fn reduce_func(&self, kind: FuncKind, args: &[Expr]) -> Option<Expr> {
+        let ivs: Vec<Interval> = args.iter().map(|a| self.interval(a)).collect();
+        // `x >= y` everywhere.
+        let ge = |x: &Interval, y: &Interval| x.lo != NEG_INF && y.hi != POS_INF && x.lo >= y.hi;
+        match kind {
+            FuncKind::Max | FuncKind::Min => {
+                let mut keep = vec![true; args.len()];
+                for j in 0..args.len() {
+                    let dominated = (0..args.len()).any(|i| {
+                        i != j
+                            && keep[i]
+                            && if kind == FuncKind::Max {
+                                ge(&ivs[i], &ivs[j])
+                            } else {
+                                ge(&ivs[j], &ivs[i])
+                            }
+                    });
+                    if dominated {
+                        keep[j] = false;
+                    }
+                }
+                if keep.iter().all(|k| *k) {
+                    return None;
+                }
+                let kept: Vec<Expr> = args
+                    .iter()
+                    .zip(&keep)
+                    .filter(|(_, k)| **k)
+                    .map(|(a, _)| a.clone())
+                    .collect();
+                Some(Expr::extremum(kind, &kept))
+            }
+            FuncKind::FloorDiv | FuncKind::Mod => {
+                let (a, b) = (ivs[0], ivs[1]);
+                if a.lo >= 0 && a.hi != POS_INF && b.lo != NEG_INF && a.hi < b.lo {
+                    Some(if kind == FuncKind::FloorDiv {
+                        Expr::constant(0)
+                    } else {
+                        args[0].clone()
+                    })
+                } else {
+                    None
                 }
             }
         }
@@ -212,9 +356,13 @@ impl Knowledge {
                 self.true_facts.insert(b.clone());
             }
             BoolKind::Cmp(rel, p) => {
-                self.true_facts.insert(b.clone());
+                // Bounds, exclusions and substitutions below capture a comparison fully,
+                // except for huge constants, which are kept as a plain fact.
                 let (x, s, k) = split(p);
-                let Some(kv) = k.as_i64() else { return };
+                let Some(kv) = k.as_i64() else {
+                    self.true_facts.insert(b.clone());
+                    return;
+                };
                 let kv = kv as i128;
                 // p = s*x + k
                 let bound = match rel {
@@ -238,9 +386,15 @@ impl Knowledge {
                 if let Some(bound) = bound {
                     let f = self.facts.entry(x.clone()).or_insert(Interval::FULL);
                     *f = f.meet(&bound);
+                    if f.is_empty() {
+                        self.contradictory = true;
+                    }
                     if let Some(sym) = x.as_symbol() {
                         let sym = sym.clone();
                         let r = self.sym_range(&sym).meet(&bound);
+                        if r.is_empty() {
+                            self.contradictory = true;
+                        }
                         self.ranges.insert(sym, r);
                     }
                 }

@@ -61,5 +61,7 @@ pub use eval::Bindings;
 pub use expr::{Expr, Symbol};
 pub use guards::{Guard, GuardSet};
 pub use interval::Interval;
-pub use simplify::{simplify, simplify_bool, simplify_with, SimplifyConfig, SymbolRanges};
+pub use simplify::{
+    clear_simplifier_cache, simplify, simplify_bool, simplify_with, SimplifyConfig, SymbolRanges,
+};
 pub use symint::{SymBool, SymInt};

@@ -17,7 +17,7 @@
 //!   is converted back through the canonical constructors.
 
 use super::boolexpr::{BoolExpr, BoolKind, Rel};
-use super::expr::{Atom, Expr, FuncKind, Symbol};
+use super::expr::{Atom, Expr, FuncKind, FxMap, Symbol};
 use super::interval::{Interval, NEG_INF, POS_INF};
 use super::knowledge::Knowledge;
 use super::num::Coeff;
@@ -27,8 +27,7 @@ use egg::{
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{ToPrimitive, Zero};
-use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 define_language! {
@@ -59,14 +58,30 @@ pub struct SimplifyConfig {
     pub node_limit: usize,
     /// Maximum wall time.
     pub time_limit: Duration,
+    /// Static decisions skip the simplifier for conditions larger than this (nodes).
+    pub max_input_nodes: usize,
 }
 
 impl Default for SimplifyConfig {
     fn default() -> Self {
         SimplifyConfig {
-            iter_limit: 12,
-            node_limit: 4000,
-            time_limit: Duration::from_millis(20),
+            iter_limit: 8,
+            node_limit: 1500,
+            time_limit: Duration::from_millis(5),
+            max_input_nodes: 48,
+        }
+    }
+}
+
+impl SimplifyConfig {
+    /// Tighter limits for the static-decision fallback, which runs inside traces: most
+    /// conditions that reach it are genuinely undecidable, so a failed run must be cheap.
+    pub fn for_decisions() -> SimplifyConfig {
+        SimplifyConfig {
+            iter_limit: 4,
+            node_limit: 400,
+            time_limit: Duration::from_millis(1),
+            max_input_nodes: 24,
         }
     }
 }
@@ -74,7 +89,7 @@ impl Default for SimplifyConfig {
 /// Value ranges of symbols, for [`simplify`].
 #[derive(Clone, Debug, Default)]
 pub struct SymbolRanges {
-    map: HashMap<Symbol, Interval>,
+    map: FxMap<Symbol, Interval>,
 }
 
 impl SymbolRanges {
@@ -95,7 +110,7 @@ impl SymbolRanges {
         self.set(name, lo, hi);
         self
     }
-    pub(crate) fn from_map(map: HashMap<Symbol, Interval>) -> Self {
+    pub(crate) fn from_map(map: FxMap<Symbol, Interval>) -> Self {
         SymbolRanges { map }
     }
 }
@@ -109,7 +124,7 @@ pub(crate) struct Data {
 
 #[derive(Default)]
 pub(crate) struct RangeAnalysis {
-    ranges: HashMap<egg::Symbol, Interval>,
+    ranges: FxMap<egg::Symbol, Interval>,
 }
 
 fn big_iv(b: &BigInt) -> Interval {
@@ -320,9 +335,7 @@ fn rules() -> &'static [Rewrite<SymLang, RangeAnalysis>] {
             rewrite!("add-comm"; "(+ ?a ?b)" => "(+ ?b ?a)"),
             rewrite!("mul-comm"; "(* ?a ?b)" => "(* ?b ?a)"),
             rewrite!("add-assoc"; "(+ ?a (+ ?b ?c))" => "(+ (+ ?a ?b) ?c)"),
-            rewrite!("add-assoc-r"; "(+ (+ ?a ?b) ?c)" => "(+ ?a (+ ?b ?c))"),
             rewrite!("mul-assoc"; "(* ?a (* ?b ?c))" => "(* (* ?a ?b) ?c)"),
-            rewrite!("mul-assoc-r"; "(* (* ?a ?b) ?c)" => "(* ?a (* ?b ?c))"),
             rewrite!("add-0"; "(+ ?a 0)" => "?a"),
             rewrite!("mul-1"; "(* ?a 1)" => "?a"),
             rewrite!("mul-0"; "(* ?a 0)" => "0"),
@@ -512,7 +525,7 @@ fn from_rec(r: &RecExpr<SymLang>) -> Option<Val> {
 
 fn run(
     rec: &RecExpr<SymLang>,
-    ranges: &HashMap<Symbol, Interval>,
+    ranges: &FxMap<Symbol, Interval>,
     cfg: &SimplifyConfig,
 ) -> (Option<BigInt>, RecExpr<SymLang>) {
     let analysis = RangeAnalysis {
@@ -581,7 +594,7 @@ pub fn simplify_bool(b: &BoolExpr, ranges: &SymbolRanges) -> BoolExpr {
 
 pub(crate) fn simplify_bool_with(
     b: &BoolExpr,
-    ranges: &HashMap<Symbol, Interval>,
+    ranges: &FxMap<Symbol, Interval>,
     cfg: &SimplifyConfig,
 ) -> BoolExpr {
     if b.as_const().is_some() {
@@ -599,15 +612,58 @@ pub(crate) fn simplify_bool_with(
     }
 }
 
-/// The static-decision fallback: simplify under the known ranges, then decide the
-/// simplified form with the guard facts.
+type CacheKey = (BoolExpr, Vec<(Symbol, Interval)>, usize, usize);
+
+/// Simplifier results, shared by all `ShapeEnv`s (keyed by the condition, the ranges of its
+/// symbols and the limits), so repeated traces pay for each e-graph run once.
+fn cache() -> &'static Mutex<FxMap<CacheKey, BoolExpr>> {
+    static CACHE: OnceLock<Mutex<FxMap<CacheKey, BoolExpr>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(FxMap::default()))
+}
+
+const CACHE_CAP: usize = 1 << 14;
+
+/// Empties the process-wide cache of simplifier results (for benchmarks and tests).
+pub fn clear_simplifier_cache() {
+    cache().lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// The static-decision fallback: simplify under the known ranges (cached), then decide the
+/// simplified form with the guard facts. `cond` has substitutions applied already.
 pub(crate) fn decide_with_simplifier(
     cond: &BoolExpr,
     know: &Knowledge,
     cfg: &SimplifyConfig,
 ) -> Option<bool> {
-    let cond = know.apply_subst_bool(cond);
-    let s = simplify_bool_with(&cond, &know.ranges, cfg);
+    if cond.node_count() > cfg.max_input_nodes {
+        return None;
+    }
+    let ranges: Vec<(Symbol, Interval)> = cond
+        .symbols()
+        .into_iter()
+        .map(|s| {
+            let r = know.ranges.get(&s).copied().unwrap_or(Interval::FULL);
+            (s, r)
+        })
+        .collect();
+    let key = (cond.clone(), ranges, cfg.iter_limit, cfg.node_limit);
+    let hit = cache()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+        .cloned();
+    let s = match hit {
+        Some(s) => s,
+        None => {
+            let s = simplify_bool_with(cond, &know.ranges, cfg);
+            let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
+            if c.len() >= CACHE_CAP {
+                c.clear();
+            }
+            c.insert(key, s.clone());
+            s
+        }
+    };
     if let Some(c) = s.as_const() {
         return Some(c);
     }

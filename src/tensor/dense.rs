@@ -1,0 +1,518 @@
+//! The strided tensor type and its zero-copy views.
+
+use super::element::{DType, Element};
+use super::format;
+use super::storage::Storage;
+use crate::layout::MemoryFormat;
+use crate::{Error, Result};
+use smallvec::SmallVec;
+
+/// Small inline vector for sizes/strides (no allocation up to 6 dims).
+pub type Dims = SmallVec<[i64; 6]>;
+
+/// A strided view over shared [`Storage`]: sizes, strides (in elements) and a storage offset.
+///
+/// Cloning a `Tensor` (the [`Clone`] trait) is cheap and makes another *view* of the same
+/// storage, like `Arc::clone`; [`Tensor::deep_clone`] copies the data (PyTorch's `clone()`).
+///
+/// Invariant (checked by every constructor and view): sizes and strides are non-negative and
+/// every element the view addresses lies inside the storage. Negative strides are rejected
+/// (as in PyTorch), which keeps the address range of a view `[offset, offset + Σ(size-1)·stride]`.
+pub struct Tensor<T: Element> {
+    pub(crate) storage: Storage<T>,
+    pub(crate) sizes: Dims,
+    pub(crate) strides: Dims,
+    pub(crate) offset: i64,
+}
+
+impl<T: Element> Clone for Tensor<T> {
+    fn clone(&self) -> Self {
+        Tensor {
+            storage: self.storage.clone(),
+            sizes: self.sizes.clone(),
+            strides: self.strides.clone(),
+            offset: self.offset,
+        }
+    }
+}
+
+impl<T: Element> std::fmt::Debug for Tensor<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Tensor<{:?}>(sizes {:?}, strides {:?}, offset {}, storage {})",
+            T::DTYPE,
+            &self.sizes[..],
+            &self.strides[..],
+            self.offset,
+            self.storage.len()
+        )
+    }
+}
+
+/// Validates a layout against a storage length: non-negative sizes/strides/offset, checked
+/// i64 arithmetic, and `offset + Σ(size-1)·stride < len` when the view is non-empty.
+pub(crate) fn check_layout(
+    sizes: &[i64],
+    strides: &[i64],
+    offset: i64,
+    storage_len: usize,
+    what: &str,
+) -> Result<()> {
+    if sizes.len() != strides.len() {
+        return Err(Error::layout(
+            what,
+            format!("{} sizes but {} strides", sizes.len(), strides.len()),
+        ));
+    }
+    if offset < 0 {
+        return Err(Error::layout(
+            what,
+            format!("negative storage offset {offset}"),
+        ));
+    }
+    let mut numel: i64 = 1;
+    let mut max = offset;
+    for (d, (&s, &st)) in sizes.iter().zip(strides).enumerate() {
+        if s < 0 {
+            return Err(Error::layout(what, format!("dim {d}: negative size {s}")));
+        }
+        if st < 0 {
+            return Err(Error::layout(
+                what,
+                format!("dim {d}: negative stride {st} (negative strides are not supported)"),
+            ));
+        }
+        numel = numel
+            .checked_mul(s)
+            .ok_or_else(|| Error::overflow(format!("numel of {what} at dim {d}")))?;
+        if s > 0 {
+            max = (s - 1)
+                .checked_mul(st)
+                .and_then(|e| max.checked_add(e))
+                .ok_or_else(|| Error::overflow(format!("extent of {what} at dim {d}")))?;
+        }
+    }
+    if numel > 0 && max >= storage_len as i64 {
+        return Err(Error::layout(
+            what,
+            format!(
+                "addresses element {max} but its storage holds {storage_len} (sizes {sizes:?}, strides {strides:?}, offset {offset})"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_dim(dim: usize, ndim: usize, op: &str) -> Result<()> {
+    if dim >= ndim {
+        return Err(Error::invalid(format!(
+            "{op}: dimension {dim} out of range for a {ndim}-d tensor"
+        )));
+    }
+    Ok(())
+}
+
+impl<T: Element> Tensor<T> {
+    /// A contiguous tensor owning `data` (no copy). Fails if `data.len()` is not the product of
+    /// `sizes`.
+    pub fn from_vec(data: Vec<T>, sizes: &[i64]) -> Result<Self> {
+        let strides = crate::layout::contiguous_strides(sizes);
+        let n = data.len();
+        let t = Tensor::from_storage(Storage::from_vec(data), sizes, &strides, 0)?;
+        if t.numel() as usize != n {
+            return Err(Error::layout(
+                "from_vec",
+                format!(
+                    "sizes {sizes:?} hold {} elements but {n} were given",
+                    t.numel()
+                ),
+            ));
+        }
+        Ok(t)
+    }
+
+    /// A view of `storage` with the given layout (validated).
+    pub fn from_storage(
+        storage: Storage<T>,
+        sizes: &[i64],
+        strides: &[i64],
+        offset: i64,
+    ) -> Result<Self> {
+        check_layout(sizes, strides, offset, storage.len(), "as_strided")?;
+        Ok(Tensor {
+            storage,
+            sizes: sizes.into(),
+            strides: strides.into(),
+            offset,
+        })
+    }
+
+    /// A tensor of `sizes` in `format` filled with `value`.
+    pub fn full(sizes: &[i64], value: T, format: MemoryFormat) -> Result<Self> {
+        let strides = dense_strides(sizes, format)?;
+        let n = numel_of(sizes)?;
+        Tensor::from_storage(Storage::filled(n, value)?, sizes, &strides, 0)
+    }
+
+    /// A contiguous tensor of zeros (`T::default()`).
+    pub fn zeros(sizes: &[i64]) -> Result<Self> {
+        Tensor::full(sizes, T::default(), MemoryFormat::Contiguous)
+    }
+
+    /// A dense tensor with the given strides whose contents are unspecified. Crate-private:
+    /// the caller writes every element before the tensor escapes.
+    pub(crate) fn uninit(sizes: &[i64], strides: &[i64]) -> Result<Self> {
+        let n = numel_of(sizes)?;
+        Tensor::from_storage(Storage::uninit(n)?, sizes, strides, 0)
+    }
+
+    /// Sizes.
+    pub fn sizes(&self) -> &[i64] {
+        &self.sizes
+    }
+    /// Strides in elements.
+    pub fn strides(&self) -> &[i64] {
+        &self.strides
+    }
+    /// Storage offset in elements.
+    pub fn storage_offset(&self) -> i64 {
+        self.offset
+    }
+    /// The shared storage.
+    pub fn storage(&self) -> &Storage<T> {
+        &self.storage
+    }
+    /// Number of dimensions.
+    pub fn dim(&self) -> usize {
+        self.sizes.len()
+    }
+    /// Number of elements.
+    pub fn numel(&self) -> i64 {
+        self.sizes.iter().product()
+    }
+    /// Element type tag.
+    pub fn dtype(&self) -> DType {
+        T::DTYPE
+    }
+    /// True if both views share one storage.
+    pub fn shares_storage<U: Element>(&self, other: &Tensor<U>) -> bool {
+        self.storage.same(&other.storage)
+    }
+    /// PyTorch's `is_contiguous(memory_format)`.
+    pub fn is_contiguous(&self, format: MemoryFormat) -> bool {
+        format::is_contiguous_as(&self.sizes, &self.strides, format)
+    }
+    /// c10's `is_non_overlapping_and_dense`.
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        format::is_non_overlapping_and_dense(&self.sizes, &self.strides)
+    }
+    /// PyTorch's `suggest_memory_format()`.
+    pub fn suggest_memory_format(&self) -> MemoryFormat {
+        format::suggest_memory_format(&self.sizes, &self.strides)
+    }
+
+    /// The element at a multi-index.
+    pub fn get(&self, index: &[i64]) -> Result<T> {
+        if index.len() != self.dim() {
+            return Err(Error::invalid(format!(
+                "get: {} indices for a {}-d tensor",
+                index.len(),
+                self.dim()
+            )));
+        }
+        let mut off = self.offset;
+        for (d, (&i, (&s, &st))) in index
+            .iter()
+            .zip(self.sizes.iter().zip(&self.strides))
+            .enumerate()
+        {
+            if i < 0 || i >= s {
+                return Err(Error::invalid(format!(
+                    "get: index {i} out of range for dim {d} of size {s}"
+                )));
+            }
+            off += i * st; // in bounds by the layout invariant
+        }
+        let _g = self.storage.read()?;
+        // SAFETY: the layout invariant puts every in-range index inside the storage, and the
+        // read guard excludes concurrent writers.
+        Ok(unsafe { *self.storage.ptr().add(off as usize) })
+    }
+
+    /// All elements in logical (row-major) order.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let n = self.numel() as usize;
+        let mut out = Vec::new();
+        out.try_reserve_exact(n)
+            .map_err(|_| Error::invalid(format!("to_vec: cannot allocate {n} elements")))?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let _g = self.storage.read()?;
+        let base = self.storage.ptr();
+        let nd = self.dim();
+        let mut idx = vec![0i64; nd];
+        let mut off = self.offset;
+        for _ in 0..n {
+            // SAFETY: `off` is the offset of an in-range index, inside the storage by the layout
+            // invariant; the read guard excludes writers.
+            out.push(unsafe { *base.add(off as usize) });
+            for d in (0..nd).rev() {
+                idx[d] += 1;
+                off += self.strides[d];
+                if idx[d] < self.sizes[d] {
+                    break;
+                }
+                off -= self.strides[d] * self.sizes[d];
+                idx[d] = 0;
+            }
+        }
+        Ok(out)
+    }
+
+    fn view(&self, sizes: Dims, strides: Dims, offset: i64, what: &str) -> Result<Self> {
+        check_layout(&sizes, &strides, offset, self.storage.len(), what)?;
+        Ok(Tensor {
+            storage: self.storage.clone(),
+            sizes,
+            strides,
+            offset,
+        })
+    }
+
+    /// `as_strided(sizes, strides, offset)`: any validated view of the same storage.
+    pub fn as_strided(&self, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Self> {
+        self.view(sizes.into(), strides.into(), offset, "as_strided")
+    }
+
+    /// Reorders dimensions: result dim `i` is input dim `perm[i]`.
+    pub fn permute(&self, perm: &[usize]) -> Result<Self> {
+        let n = self.dim();
+        let mut seen = vec![false; n];
+        if perm.len() != n
+            || perm
+                .iter()
+                .any(|&p| p >= n || std::mem::replace(&mut seen[p], true))
+        {
+            return Err(Error::invalid(format!(
+                "permute: {perm:?} is not a permutation of {n} dims"
+            )));
+        }
+        let sizes = perm.iter().map(|&p| self.sizes[p]).collect();
+        let strides = perm.iter().map(|&p| self.strides[p]).collect();
+        self.view(sizes, strides, self.offset, "permute")
+    }
+
+    /// Swaps two dimensions.
+    pub fn transpose(&self, d0: usize, d1: usize) -> Result<Self> {
+        check_dim(d0, self.dim(), "transpose")?;
+        check_dim(d1, self.dim(), "transpose")?;
+        let mut t = self.clone();
+        t.sizes.swap(d0, d1);
+        t.strides.swap(d0, d1);
+        Ok(t)
+    }
+
+    /// `t[.., start:end:step, ..]` along `dim` (bounds clamped like Python slices; `step > 0`).
+    pub fn slice(&self, dim: usize, start: i64, end: i64, step: i64) -> Result<Self> {
+        check_dim(dim, self.dim(), "slice")?;
+        if step <= 0 {
+            return Err(Error::invalid(format!(
+                "slice: step must be positive, got {step}"
+            )));
+        }
+        let size = self.sizes[dim];
+        let clamp = |i: i64| {
+            if i < 0 {
+                (i + size).max(0)
+            } else {
+                i.min(size)
+            }
+        };
+        let (start, end) = (clamp(start), clamp(end));
+        let len = if end > start {
+            (end - start - 1) / step + 1
+        } else {
+            0
+        };
+        let mut sizes = self.sizes.clone();
+        let mut strides = self.strides.clone();
+        sizes[dim] = len;
+        strides[dim] = self.strides[dim]
+            .checked_mul(step)
+            .ok_or_else(|| Error::overflow("slice stride"))?;
+        let offset = self.offset
+            + if len > 0 {
+                start * self.strides[dim]
+            } else {
+                0
+            };
+        self.view(sizes, strides, offset, "slice")
+    }
+
+    /// `narrow(dim, start, length)` (no clamping: out of range is an error).
+    pub fn narrow(&self, dim: usize, start: i64, length: i64) -> Result<Self> {
+        check_dim(dim, self.dim(), "narrow")?;
+        let size = self.sizes[dim];
+        if start < 0 || length < 0 || start.checked_add(length).map_or(true, |e| e > size) {
+            return Err(Error::invalid(format!(
+                "narrow: [{start}, {start}+{length}) out of range for dim {dim} of size {size}"
+            )));
+        }
+        self.slice(dim, start, start + length, 1)
+    }
+
+    /// Removes `dim`, fixing it at `index`.
+    pub fn select(&self, dim: usize, index: i64) -> Result<Self> {
+        check_dim(dim, self.dim(), "select")?;
+        let size = self.sizes[dim];
+        let i = if index < 0 { index + size } else { index };
+        if i < 0 || i >= size {
+            return Err(Error::invalid(format!(
+                "select: index {index} out of range for dim {dim} of size {size}"
+            )));
+        }
+        let mut sizes = self.sizes.clone();
+        let mut strides = self.strides.clone();
+        sizes.remove(dim);
+        let st = strides.remove(dim);
+        self.view(sizes, strides, self.offset + i * st, "select")
+    }
+
+    /// Inserts a size-1 dimension at `dim` (`0..=ndim`).
+    pub fn unsqueeze(&self, dim: usize) -> Result<Self> {
+        if dim > self.dim() {
+            return Err(Error::invalid(format!(
+                "unsqueeze: dimension {dim} out of range for a {}-d tensor",
+                self.dim()
+            )));
+        }
+        let st = if dim < self.dim() {
+            self.sizes[dim].saturating_mul(self.strides[dim])
+        } else {
+            1
+        };
+        let mut t = self.clone();
+        t.sizes.insert(dim, 1);
+        t.strides.insert(dim, st.max(1));
+        Ok(t)
+    }
+
+    /// Broadcasts to `sizes` (right-aligned; `-1` keeps a dimension): expanded dims get stride 0.
+    pub fn expand(&self, sizes: &[i64]) -> Result<Self> {
+        let n = sizes.len();
+        let nd = self.dim();
+        if n < nd {
+            return Err(Error::invalid(format!(
+                "expand: {n} sizes for a {nd}-d tensor"
+            )));
+        }
+        let mut out_sizes = Dims::new();
+        let mut out_strides = Dims::new();
+        for (i, &s) in sizes.iter().enumerate() {
+            let src = (i + nd).checked_sub(n);
+            let (ss, st) = match src {
+                Some(d) => (self.sizes[d], self.strides[d]),
+                None => (1, 0),
+            };
+            let target = if s == -1 && src.is_some() { ss } else { s };
+            if target < 0 {
+                return Err(Error::invalid(format!(
+                    "expand: invalid size {s} at dim {i}"
+                )));
+            }
+            if ss == target {
+                out_sizes.push(ss);
+                out_strides.push(st);
+            } else if ss == 1 {
+                out_sizes.push(target);
+                out_strides.push(0);
+            } else {
+                return Err(Error::Broadcast {
+                    size_a: ss.to_string(),
+                    size_b: target.to_string(),
+                    dim: i,
+                });
+            }
+        }
+        self.view(out_sizes, out_strides, self.offset, "expand")
+    }
+}
+
+/// Product of sizes with overflow and sign checks.
+pub(crate) fn numel_of(sizes: &[i64]) -> Result<usize> {
+    let mut n: i64 = 1;
+    for (d, &s) in sizes.iter().enumerate() {
+        if s < 0 {
+            return Err(Error::layout(
+                "new tensor",
+                format!("dim {d}: negative size {s}"),
+            ));
+        }
+        n = n.checked_mul(s).ok_or_else(|| Error::overflow("numel"))?;
+    }
+    usize::try_from(n).map_err(|_| Error::overflow("numel"))
+}
+
+/// Dense strides of `sizes` in `format` (Preserve means contiguous here).
+pub(crate) fn dense_strides(sizes: &[i64], format: MemoryFormat) -> Result<Vec<i64>> {
+    let f = if format == MemoryFormat::Preserve {
+        MemoryFormat::Contiguous
+    } else {
+        format
+    };
+    numel_of(sizes)?;
+    crate::layout::strides_for_format(sizes, f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arange(n: i64) -> Vec<f32> {
+        (0..n).map(|x| x as f32).collect()
+    }
+
+    #[test]
+    fn views_address_the_right_elements() {
+        let t = Tensor::from_vec(arange(24), &[2, 3, 4]).unwrap();
+        let p = t.permute(&[2, 0, 1]).unwrap();
+        assert_eq!(p.sizes(), &[4, 2, 3]);
+        assert_eq!(p.get(&[3, 1, 2]).unwrap(), t.get(&[1, 2, 3]).unwrap());
+        let s = t.slice(2, 1, 4, 2).unwrap();
+        assert_eq!(
+            s.to_vec().unwrap(),
+            vec![1., 3., 5., 7., 9., 11., 13., 15., 17., 19., 21., 23.]
+        );
+        let sel = t.select(1, -1).unwrap();
+        assert_eq!(
+            sel.to_vec().unwrap(),
+            vec![8., 9., 10., 11., 20., 21., 22., 23.]
+        );
+        let e = t
+            .select(0, 0)
+            .unwrap()
+            .select(0, 0)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap()
+            .expand(&[3, 4])
+            .unwrap();
+        assert_eq!(e.strides(), &[0, 1]);
+        assert_eq!(e.to_vec().unwrap()[4..8], [0., 1., 2., 3.]);
+    }
+
+    #[test]
+    fn views_are_validated() {
+        let t = Tensor::from_vec(arange(6), &[2, 3]).unwrap();
+        assert!(t.as_strided(&[2, 3], &[3, 1], 1).is_err());
+        assert!(t.as_strided(&[2, 3], &[-3, 1], 3).is_err());
+        assert!(t.as_strided(&[0, 3], &[100, 1], 5).is_ok());
+        assert!(t.as_strided(&[i64::MAX, 2], &[2, 1], 0).is_err());
+        assert!(t.narrow(1, 2, 2).is_err());
+        assert!(t.select(0, 2).is_err());
+        assert!(matches!(t.expand(&[4, 3]), Err(Error::Broadcast { .. })));
+        assert!(t.permute(&[0, 0]).is_err());
+    }
+}

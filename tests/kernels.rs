@@ -1,0 +1,572 @@
+//! Kernels vs a naive multi-index reference, on random layouts (broadcast, size 0/1,
+//! overlapping inputs, arbitrary non-negative strides, in-place outputs), several thread
+//! counts and grain sizes, and every element type.
+
+use proptest::prelude::*;
+use symstride::kernel::{self, ExecConfig, Map2};
+use symstride::tensor::{Element, MemoryFormat, NumElement, Storage, Tensor};
+use symstride::Error;
+
+/// A random operand layout (sizes right-aligned to the broadcast shape).
+#[derive(Clone, Debug)]
+struct Lay {
+    sizes: Vec<i64>,
+    strides: Vec<i64>,
+    offset: i64,
+}
+
+impl Lay {
+    fn storage_len(&self) -> usize {
+        let max: i64 = self.offset
+            + self
+                .sizes
+                .iter()
+                .zip(&self.strides)
+                .map(|(&s, &t)| if s > 0 { (s - 1) * t } else { 0 })
+                .sum::<i64>();
+        max as usize + 1
+    }
+}
+
+/// Broadcast shape, then per input: its rank (<= ndim), sizes (shape or 1), strides, offset.
+fn shape_strategy() -> impl Strategy<Value = Vec<i64>> {
+    prop::collection::vec(
+        prop_oneof![3 => 1i64..5, 1 => Just(1i64), 1 => Just(0i64)],
+        0..5,
+    )
+}
+
+fn input_strategy(shape: Vec<i64>) -> impl Strategy<Value = Lay> {
+    let nd = shape.len();
+    (
+        0..=nd,
+        prop::collection::vec((any::<bool>(), 0i64..13), nd),
+        0i64..4,
+        any::<bool>(),
+    )
+        .prop_map(move |(rank, dims, offset, dense)| {
+            let shape = &shape[nd - rank..];
+            let sizes: Vec<i64> = shape
+                .iter()
+                .zip(&dims)
+                .map(|(&s, &(bcast, _))| if bcast && s > 0 { 1 } else { s })
+                .collect();
+            let strides: Vec<i64> = if dense {
+                // row-major dense
+                let mut acc = 1;
+                let mut st = vec![0; rank];
+                for d in (0..rank).rev() {
+                    st[d] = acc;
+                    acc *= sizes[d].max(1);
+                }
+                st
+            } else {
+                dims[..rank].iter().map(|&(_, st)| st).collect() // arbitrary, may overlap
+            };
+            Lay {
+                sizes,
+                strides,
+                offset,
+            }
+        })
+}
+
+/// An output layout: a dense layout in a random dimension order, possibly with gaps.
+fn output_strategy(shape: Vec<i64>) -> impl Strategy<Value = Lay> {
+    let nd = shape.len();
+    (
+        Just((0..nd).collect::<Vec<_>>()).prop_shuffle(),
+        prop::collection::vec(1i64..3, nd),
+        0i64..3,
+    )
+        .prop_map(move |(order, gaps, offset)| {
+            let mut st = vec![0; nd];
+            let mut acc = 1;
+            for &d in &order {
+                st[d] = acc * gaps[d];
+                acc = st[d] * shape[d].max(1);
+            }
+            Lay {
+                sizes: shape.clone(),
+                strides: st,
+                offset,
+            }
+        })
+}
+
+fn tensor_from<T: Element>(l: &Lay, seed: u64) -> Tensor<T> {
+    let n = l.storage_len();
+    let data: Vec<T> = (0..n as u64)
+        .map(|i| T::cast_from(((i * 7919 + seed * 104729) % 23) as i64 - 11))
+        .collect();
+    Tensor::from_storage(Storage::from_vec(data), &l.sizes, &l.strides, l.offset)
+        .expect("valid layout")
+}
+
+/// Naive reference: the element of `t` at broadcast index `idx` (right-aligned).
+fn at<T: Element>(t: &Tensor<T>, all: &[T], idx: &[i64]) -> T {
+    let lead = idx.len() - t.dim();
+    let mut off = t.storage_offset();
+    for d in 0..t.dim() {
+        let i = if t.sizes()[d] == 1 { 0 } else { idx[lead + d] };
+        off += i * t.strides()[d];
+    }
+    all[off as usize]
+}
+
+fn storage_vec<T: Element>(t: &Tensor<T>) -> Vec<T> {
+    Tensor::from_storage(t.storage().clone(), &[t.storage().len() as i64], &[1], 0)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+}
+
+fn for_each_index(shape: &[i64], mut f: impl FnMut(&[i64])) {
+    if shape.contains(&0) {
+        return;
+    }
+    let mut idx = vec![0i64; shape.len()];
+    loop {
+        f(&idx);
+        let mut d = shape.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+fn pool(n: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .expect("pool")
+}
+
+fn check_binary<T: NumElement>(
+    shape: &[i64],
+    a: &Lay,
+    b: &Lay,
+    out: &Lay,
+    threads: usize,
+    grain: usize,
+    same_storage: bool,
+) {
+    let ta = tensor_from::<T>(a, 1);
+    // an input viewing the other's storage (overlapping inputs are legal)
+    let tb = if same_storage && b.storage_len() <= ta.storage().len() {
+        Tensor::from_storage(ta.storage().clone(), &b.sizes, &b.strides, b.offset).unwrap()
+    } else {
+        tensor_from::<T>(b, 2)
+    };
+    let cfg = ExecConfig::default().with_grain_size(grain);
+    let f = |x: T, y: T| x.mul(y).add(x);
+    let (va, vb) = (storage_vec(&ta), storage_vec(&tb));
+    pool(threads).install(|| {
+        // allocated output
+        let r = kernel::map2(&ta, &tb, &f, &cfg).unwrap();
+        assert_eq!(r.sizes(), &bshape(&[&a.sizes, &b.sizes])[..]);
+        assert!(r.is_non_overlapping_and_dense());
+        for_each_index(r.sizes(), |i| {
+            assert_eq!(
+                r.get(i).unwrap(),
+                f(at(&ta, &va, i), at(&tb, &vb, i)),
+                "at {i:?}"
+            )
+        });
+        // given output with its own layout
+        let to = tensor_from::<T>(out, 3);
+        kernel::map2_out(&ta, &tb, &to, &f, &cfg).unwrap();
+        for_each_index(shape, |i| {
+            assert_eq!(
+                to.get(i).unwrap(),
+                f(at(&ta, &va, i), at(&tb, &vb, i)),
+                "out at {i:?}"
+            )
+        });
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn binary_matches_reference(
+        (shape, a, b, out) in shape_strategy().prop_flat_map(|s| (Just(s.clone()), input_strategy(s.clone()), input_strategy(s.clone()), output_strategy(s))),
+        threads in 1usize..4, grain in 1usize..40, same in any::<bool>(), ty in 0u8..5,
+    ) {
+        match ty {
+            0 => check_binary::<f32>(&shape, &a, &b, &out, threads, grain, same),
+            1 => check_binary::<f64>(&shape, &a, &b, &out, threads, grain, same),
+            2 => check_binary::<i32>(&shape, &a, &b, &out, threads, grain, same),
+            3 => check_binary::<i64>(&shape, &a, &b, &out, threads, grain, same),
+            _ => check_binary::<u8>(&shape, &a, &b, &out, threads, grain, same),
+        }
+    }
+
+    #[test]
+    fn copy_and_cast_match_reference(
+        (shape, src, out) in shape_strategy().prop_flat_map(|s| (Just(s.clone()), input_strategy(s.clone()), output_strategy(s))),
+        threads in 1usize..4, grain in 1usize..40, tile in 4usize..9,
+    ) {
+        let cfg = ExecConfig::default().with_grain_size(grain).with_tile(tile);
+        let ts = tensor_from::<i32>(&src, 5);
+        let vs = storage_vec(&ts);
+        pool(threads).install(|| {
+            let to = tensor_from::<f64>(&out, 6);
+            kernel::copy_into(&to, &ts, &cfg).unwrap();
+            for_each_index(&shape, |i| assert_eq!(to.get(i).unwrap(), at(&ts, &vs, i) as f64));
+            let tb = tensor_from::<bool>(&out, 7);
+            kernel::copy_into(&tb, &ts, &cfg).unwrap();
+            for_each_index(&shape, |i| assert_eq!(tb.get(i).unwrap(), at(&ts, &vs, i) != 0));
+            let same = tensor_from::<i32>(&out, 8);
+            kernel::copy_into(&same, &ts, &cfg).unwrap();
+            for_each_index(&shape, |i| assert_eq!(same.get(i).unwrap(), at(&ts, &vs, i)));
+        });
+    }
+
+    #[test]
+    fn ternary_where_and_addcmul_match_reference(
+        (_shape, c, a, b) in shape_strategy().prop_flat_map(|s| (Just(s.clone()), input_strategy(s.clone()), input_strategy(s.clone()), input_strategy(s))),
+        threads in 1usize..4, grain in 1usize..40,
+    ) {
+        let cfg = ExecConfig::default().with_grain_size(grain);
+        let (tc, ta, tb) = (tensor_from::<bool>(&c, 1), tensor_from::<f32>(&a, 2), tensor_from::<f32>(&b, 3));
+        let (vc, va, vb) = (storage_vec(&tc), storage_vec(&ta), storage_vec(&tb));
+        pool(threads).install(|| {
+            let r = kernel::map3(&tc, &ta, &tb, &kernel::Where, &cfg).unwrap();
+            for_each_index(r.sizes(), |i| assert_eq!(r.get(i).unwrap(), if at(&tc, &vc, i) { at(&ta, &va, i) } else { at(&tb, &vb, i) }));
+            let r = kernel::map3(&ta, &tb, &ta, &kernel::Addcmul(0.5f32), &cfg).unwrap();
+            for_each_index(r.sizes(), |i| {
+                let (x, y) = (at(&ta, &va, i), at(&tb, &vb, i));
+                assert_eq!(r.get(i).unwrap(), x + 0.5 * y * x);
+            });
+        });
+    }
+
+    #[test]
+    fn in_place_binary_matches_reference(
+        (shape, b) in shape_strategy().prop_flat_map(|s| (Just(s.clone()), input_strategy(s))),
+        threads in 1usize..4, grain in 1usize..40,
+    ) {
+        let cfg = ExecConfig::default().with_grain_size(grain);
+        let a = tensor_from::<i64>(&Lay { sizes: shape.clone(), strides: contiguous(&shape), offset: 1 }, 4);
+        let tb = tensor_from::<i64>(&b, 5);
+        let (va, vb) = (storage_vec(&a), storage_vec(&tb));
+        pool(threads).install(|| kernel::map2_out(&a, &tb, &a, &kernel::Sub, &cfg).unwrap());
+        for_each_index(&shape, |i| assert_eq!(a.get(i).unwrap(), at(&a, &va, i).wrapping_sub(at(&tb, &vb, i))));
+    }
+}
+
+/// Reference broadcast of right-aligned shapes whose sizes are either a common value or 1.
+fn bshape(shapes: &[&[i64]]) -> Vec<i64> {
+    let nd = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    (0..nd)
+        .map(|d| {
+            let vals: Vec<i64> = shapes
+                .iter()
+                .filter_map(|s| (d + s.len()).checked_sub(nd).map(|i| s[i]))
+                .collect();
+            vals.iter().copied().find(|&v| v != 1).unwrap_or(1)
+        })
+        .collect()
+}
+
+fn contiguous(shape: &[i64]) -> Vec<i64> {
+    let mut st = vec![0; shape.len()];
+    let mut acc = 1;
+    for d in (0..shape.len()).rev() {
+        st[d] = acc;
+        acc *= shape[d].max(1);
+    }
+    st
+}
+
+#[test]
+fn unary_ops_all_float_and_int_types() {
+    let x = Tensor::from_vec(vec![-2.0f32, -0.5, 0.0, 3.0], &[2, 2])
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+    assert_eq!(
+        kernel::relu(&x).unwrap().to_vec().unwrap(),
+        vec![0.0, 0.0, 0.0, 3.0]
+    );
+    assert_eq!(
+        kernel::neg(&x).unwrap().to_vec().unwrap(),
+        vec![2.0, -0.0, 0.5, -3.0]
+    );
+    let e = kernel::exp(&x).unwrap().to_vec().unwrap();
+    assert!((e[3] - 3.0f32.exp()).abs() < 1e-6);
+    let i = Tensor::from_vec(vec![i32::MIN, -3, 4], &[3]).unwrap();
+    assert_eq!(
+        kernel::abs(&i).unwrap().to_vec().unwrap(),
+        vec![i32::MIN, 3, 4]
+    );
+    let u = Tensor::from_vec(vec![1u8, 255], &[2]).unwrap();
+    assert_eq!(kernel::add(&u, &u).unwrap().to_vec().unwrap(), vec![2, 254]);
+    let b = Tensor::from_vec(vec![true, false], &[2]).unwrap();
+    assert_eq!(b.cast::<f64>().unwrap().to_vec().unwrap(), vec![1.0, 0.0]);
+}
+
+/// A user function with a hand-written contiguous body: the body must be used for contiguous
+/// non-aliasing rows and the scalar path elsewhere; both must agree.
+struct Saxpy(f32);
+impl Map2<f32, f32, f32> for Saxpy {
+    fn call(&self, a: f32, b: f32) -> f32 {
+        self.0 * a + b
+    }
+    fn contiguous(&self, out: &mut [std::mem::MaybeUninit<f32>], a: &[f32], b: &[f32]) {
+        for (o, (x, y)) in out.chunks_mut(4).zip(a.chunks(4).zip(b.chunks(4))) {
+            for k in 0..o.len() {
+                o[k].write(self.0 * x[k] + y[k]);
+            }
+        }
+    }
+}
+
+#[test]
+fn user_function_with_vectorized_body() {
+    let a = Tensor::from_vec((0..1000).map(|x| x as f32).collect(), &[10, 100]).unwrap();
+    let b = Tensor::from_vec((0..100).map(|x| x as f32).collect(), &[100]).unwrap();
+    let cfg = ExecConfig::default().with_grain_size(7);
+    let r = pool(2).install(|| kernel::map2(&a, &b, &Saxpy(2.0), &cfg).unwrap());
+    let r2 = kernel::map2(
+        &a.transpose(0, 1).unwrap(),
+        &b.unsqueeze(1).unwrap(),
+        &Saxpy(2.0),
+        &cfg,
+    )
+    .unwrap();
+    for i in 0..10 {
+        for j in 0..100 {
+            let want = 2.0 * (i * 100 + j) as f32 + j as f32;
+            assert_eq!(r.get(&[i, j]).unwrap(), want);
+            assert_eq!(r2.get(&[j, i]).unwrap(), want);
+        }
+    }
+}
+
+#[test]
+fn overlapping_outputs_are_rejected() {
+    let a = Tensor::from_vec((0..16).map(|x| x as f32).collect(), &[16]).unwrap();
+    // output with internal overlap (expanded)
+    let e = a.narrow(0, 0, 1).unwrap().expand(&[4]).unwrap();
+    let b = Tensor::zeros(&[4]).unwrap();
+    assert!(matches!(
+        kernel::add_out(&b, &b, &e),
+        Err(Error::MemoryOverlap { .. })
+    ));
+    // output partially overlapping an input of the same storage
+    let x = a.narrow(0, 0, 8).unwrap();
+    let y = a.narrow(0, 4, 8).unwrap();
+    assert!(matches!(
+        kernel::add_out(&x, &x, &y),
+        Err(Error::MemoryOverlap { .. })
+    ));
+    assert!(matches!(y.copy_(&x), Err(Error::MemoryOverlap { .. })));
+    // disjoint halves of one storage are fine
+    let lo = a.narrow(0, 0, 8).unwrap();
+    let hi = a.narrow(0, 8, 8).unwrap();
+    kernel::add_out(&lo, &lo, &hi).unwrap();
+    assert_eq!(hi.get(&[3]).unwrap(), 6.0);
+    // concurrent access is refused, not raced
+    let g = a.storage().read().unwrap();
+    assert!(matches!(
+        kernel::add_out(&b, &b, &a.narrow(0, 0, 4).unwrap()),
+        Err(Error::MemoryOverlap { .. })
+    ));
+    drop(g);
+}
+
+/// A plan from the `iter` build for a 1-d f32 copy of `n` elements.
+fn plan_1d(n: i64) -> symstride::iter::Plan<i64> {
+    use symstride::iter::{TensorIteratorConfig, TensorSpec};
+    TensorIteratorConfig::new()
+        .add_output(TensorSpec::new(vec![n], vec![1], 4))
+        .add_input(TensorSpec::new(vec![n], vec![1], 4))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn invalid_plans_are_rejected_before_any_access() {
+    let out = Tensor::<f32>::zeros(&[4]).unwrap();
+    let a = Tensor::<f32>::zeros(&[4]).unwrap();
+    let mut plan = plan_1d(4);
+    let add1 = |x: f32| x + 1.0;
+    kernel::execute_map1(
+        &plan,
+        out.storage(),
+        a.storage(),
+        &add1,
+        &ExecConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(out.to_vec().unwrap(), vec![1.0; 4]);
+    plan.operands[1].offset = 1; // one past the end
+    assert!(matches!(
+        kernel::execute_map1(
+            &plan,
+            out.storage(),
+            a.storage(),
+            &add1,
+            &ExecConfig::default()
+        ),
+        Err(Error::InvalidLayout { .. })
+    ));
+    plan.operands[1].offset = 3;
+    plan.operands[1].stride_bytes = vec![-4]; // walks backwards from the last element: fine
+    kernel::execute_map1(
+        &plan,
+        out.storage(),
+        a.storage(),
+        &add1,
+        &ExecConfig::default(),
+    )
+    .unwrap();
+    plan.operands[1].stride_bytes = vec![2]; // misaligned
+    assert!(kernel::execute_map1(
+        &plan,
+        out.storage(),
+        a.storage(),
+        &add1,
+        &ExecConfig::default()
+    )
+    .is_err());
+    plan.operands[1].stride_bytes = vec![i64::MAX - 3];
+    assert!(kernel::execute_map1(
+        &plan,
+        out.storage(),
+        a.storage(),
+        &add1,
+        &ExecConfig::default()
+    )
+    .is_err());
+    let small = Tensor::<f32>::zeros(&[3]).unwrap();
+    let plan = plan_1d(4);
+    assert!(kernel::execute_map1(
+        &plan,
+        out.storage(),
+        small.storage(),
+        &add1,
+        &ExecConfig::default()
+    )
+    .is_err());
+    assert!(kernel::execute_map1(
+        &plan,
+        out.storage(),
+        Tensor::<f64>::zeros(&[4]).unwrap().storage(),
+        &|x: f64| x as f32,
+        &ExecConfig::default()
+    )
+    .is_err());
+}
+
+#[test]
+fn transposed_and_channels_last_copies_use_tiles_correctly() {
+    for &(n, m) in &[(130usize, 70usize), (64, 64), (3, 200)] {
+        let src = Tensor::from_vec(
+            (0..(n * m) as i64).collect::<Vec<_>>(),
+            &[n as i64, m as i64],
+        )
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+        for threads in [1, 2, 3] {
+            let out = pool(threads).install(|| src.contiguous(MemoryFormat::Contiguous).unwrap());
+            assert!(out.is_contiguous(MemoryFormat::Contiguous));
+            assert_eq!(out.to_vec().unwrap(), src.to_vec().unwrap());
+        }
+    }
+    let x = Tensor::from_vec(
+        (0..2 * 3 * 17 * 19).map(|v| v as f32).collect(),
+        &[2, 3, 17, 19],
+    )
+    .unwrap();
+    let cl = x.to(MemoryFormat::ChannelsLast).unwrap();
+    assert_eq!(cl.strides(), &[3 * 17 * 19, 1, 3 * 19, 3]);
+    assert_eq!(cl.to_vec().unwrap(), x.to_vec().unwrap());
+    let back = cl.contiguous(MemoryFormat::Contiguous).unwrap();
+    assert_eq!(back.strides(), x.strides());
+    assert_eq!(back.to_vec().unwrap(), x.to_vec().unwrap());
+}
+
+#[test]
+fn allocated_outputs_follow_input_layout() {
+    let a = Tensor::<f32>::zeros(&[2, 3, 4, 5])
+        .unwrap()
+        .to(MemoryFormat::ChannelsLast)
+        .unwrap();
+    let b = Tensor::<f32>::zeros(&[3, 4, 5]).unwrap();
+    let r = kernel::add(&a, &b).unwrap();
+    assert_eq!(r.strides(), &[60, 1, 15, 3]);
+    let t = Tensor::<f32>::zeros(&[4, 6])
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+    assert_eq!(kernel::neg(&t).unwrap().strides(), &[1, 6]);
+    assert!(matches!(
+        kernel::add(
+            &Tensor::<f32>::zeros(&[2, 3]).unwrap(),
+            &Tensor::<f32>::zeros(&[4]).unwrap()
+        ),
+        Err(Error::Broadcast { .. })
+    ));
+}
+
+/// Every source/destination element type pair, through a strided (transposed) copy large
+/// enough to take the tiled path, against the scalar cast.
+#[test]
+fn cast_matrix_all_element_types() {
+    fn check<S: Element, D: Element>() {
+        let src = Tensor::from_vec(
+            (0..70 * 90)
+                .map(|i| S::cast_from((i % 7) as i64 - 3))
+                .collect(),
+            &[70, 90],
+        )
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+        let dst = Tensor::<D>::zeros(&[90, 70]).unwrap();
+        let cfg = ExecConfig::default().with_grain_size(100);
+        pool(2).install(|| kernel::copy_into(&dst, &src, &cfg).unwrap());
+        let want: Vec<D> = src
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(D::cast_from)
+            .collect();
+        assert_eq!(
+            dst.to_vec().unwrap(),
+            want,
+            "{:?} -> {:?}",
+            S::DTYPE,
+            D::DTYPE
+        );
+    }
+    macro_rules! row {
+        ($s:ty) => {
+            check::<$s, f32>();
+            check::<$s, f64>();
+            check::<$s, i32>();
+            check::<$s, i64>();
+            check::<$s, u8>();
+            check::<$s, bool>();
+        };
+    }
+    row!(f32);
+    row!(f64);
+    row!(i32);
+    row!(i64);
+    row!(u8);
+    row!(bool);
+}
