@@ -25,7 +25,7 @@ for t in "${targets[@]}"; do
   done
   echo "== $t ($secs s)"
   if cargo fuzz run -O --sanitizer "${SANITIZER:-address}" "$t" "corpus/$t" -- \
-      -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+      -max_total_time="$secs" -timeout=25 -rss_limit_mb=2048 -max_len=4096 \
       -print_final_stats=1 2>"corpus/$t.log"; then
     grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "corpus/$t.log" || true
   else

@@ -88,7 +88,7 @@ const MAX_DEPTH: usize = 200;
 /// Largest number of terms a parsed expression may expand to: products and powers of sums
 /// expand into the normal form, so a short input like `(a+b+c+d+e+f+g+h)**64` would
 /// otherwise need billions of terms. Beyond it, parsing fails with [`Error::Limit`].
-const MAX_TERMS: usize = 4096;
+const MAX_TERMS: usize = 1024;
 /// Largest degree of any symbol (or call) in a parsed expression, and largest bit size of
 /// a constant power: nested powers multiply exponents (`((a**64)**64)**64`).
 const MAX_DEGREE: u64 = 4096;
