@@ -455,7 +455,7 @@ fn parse_errors_say_where() {
         assert!(matches!(err, Error::Parse { .. }), "{err}");
         assert_names(&err, &[&format!("position {pos}")]);
     }
-    for src in ["", "(", ")", "a ==", "a < b < c", "Foo(a)", "FloorDiv(a)", "a ** b", "a ** 99", "1 +", "é"] {
+    for src in ["", "(", ")", "a ==", "a < b < c", "Foo(a)", "FloorDiv(a)", "a ** b", "a ** 99999", "a ** -1", "1 +", "é"] {
         let err = Expr::parse(src).unwrap_err();
         assert!(matches!(err, Error::Parse { .. }), "{src}: {err}");
         let err = BoolExpr::parse(src).unwrap_err();
@@ -715,6 +715,7 @@ mod kernels {
         for op in &mut p.operands {
             op.stride_bytes = vec![0, 0];
         }
+        assert_eq!(p.numel(), i64::MAX, "saturates, no overflow panic");
         bad.push(("numel overflow", p.clone()));
         p = plan(8);
         p.operands[1].stride_bytes = vec![i64::MAX - 3];

@@ -89,7 +89,8 @@ const MAX_DEPTH: usize = 200;
 /// expand into the normal form, so a short input like `(a+b+c+d+e+f+g+h)**64` would
 /// otherwise need billions of terms. Beyond it, parsing fails with [`Error::Limit`].
 const MAX_TERMS: usize = 1024;
-/// Largest degree of any symbol (or call) in a parsed expression, and largest bit size of
+/// Largest degree of any symbol (or call) in a parsed expression, the largest exponent
+/// literal (so every exponent the printer writes parses back), and the largest bit size of
 /// a constant power: nested powers multiply exponents (`((a**64)**64)**64`).
 const MAX_DEGREE: u64 = 4096;
 
@@ -132,10 +133,14 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `a * b`, refused when the expansion could exceed [`MAX_TERMS`].
+    /// `a * b`, refused when the expansion could exceed [`MAX_TERMS`] or the degree
+    /// [`MAX_DEGREE`] (which keeps every printed exponent parseable).
     fn mul(&self, a: &Expr, b: &Expr, at: usize) -> Result<Expr> {
         if a.terms().len().saturating_mul(b.terms().len()) > MAX_TERMS {
             return Err(self.limit(at, &format!("its expansion exceeds {MAX_TERMS} terms")));
+        }
+        if degree(a) + degree(b) > MAX_DEGREE {
+            return Err(self.limit(at, &format!("a degree above {MAX_DEGREE}")));
         }
         Ok(a.mul(b))
     }
@@ -148,13 +153,7 @@ impl<'a> Parser<'a> {
             }
             return Ok(base.pow(e));
         }
-        let degree = base
-            .terms()
-            .iter()
-            .flat_map(|t| t.mono.iter().map(|(_, x)| u64::from(*x)))
-            .max()
-            .unwrap_or(0);
-        if degree.saturating_mul(u64::from(e)) > MAX_DEGREE {
+        if degree(base).saturating_mul(u64::from(e)) > MAX_DEGREE {
             return Err(self.limit(at, &format!("a degree above {MAX_DEGREE}")));
         }
         let mut acc = Expr::constant(1);
@@ -338,7 +337,9 @@ impl<'a> Parser<'a> {
         let e = match self.peek().clone() {
             Tok::Int(s) => {
                 self.pos += 1;
-                s.parse::<u32>().ok().filter(|e| *e <= 64)
+                s.parse::<u32>()
+                    .ok()
+                    .filter(|e| u64::from(*e) <= MAX_DEGREE)
             }
             _ => None,
         };
@@ -346,7 +347,7 @@ impl<'a> Parser<'a> {
             perr(
                 self.src,
                 eat,
-                "exponent must be an integer literal between 0 and 64",
+                &format!("exponent must be an integer literal between 0 and {MAX_DEGREE}"),
             )
         })?;
         Ok(Val::Int(self.pow(&base, e, at)?))
@@ -471,6 +472,15 @@ impl<'a> Parser<'a> {
             }
         })
     }
+}
+
+/// The largest exponent of any atom in `e`.
+fn degree(e: &Expr) -> u64 {
+    e.terms()
+        .iter()
+        .flat_map(|t| t.mono.iter().map(|(_, x)| u64::from(*x)))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Names that are functions (and so cannot be symbol names).
