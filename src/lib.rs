@@ -3,7 +3,7 @@
 //! A symbolic dynamic-shape stride engine: PyTorch's layout reasoning (contiguity,
 //! channels-last, non-overlapping-and-dense, broadcasting, TensorIterator's stride
 //! permutation and coalescing) written once over an integer abstraction ([`Int`]) that is
-//! either a concrete `i64` or a symbolic [`SymInt`]. Symbolic runs record the guards each
+//! either a concrete `i64` or a symbolic [`SymInt`](sym::SymInt). Symbolic runs record the guards each
 //! decision needed; guards specialize a plan to concrete shapes that drives real kernels.
 //!
 //! The crate is organised as small private modules behind flat re-exports:

@@ -332,6 +332,48 @@ fn case_splits_decide_relational_max_min() {
     let _ = (&a, &b);
 }
 
+#[test]
+fn simplifier_regressions() {
+    use symstride::sym::{simplify, SymbolRanges};
+    let sizes = SymbolRanges::new()
+        .with("s", 1, None)
+        .with("t", 1, None)
+        .with("a", 0, None)
+        .with("b", 1, None);
+    let e = |x: &str| Expr::parse(x).unwrap();
+    for (input, want) in [
+        ("Max(s, 1)", "s"),
+        ("Min(a, 0)", "0"),
+        ("Max(s*t, 1)", "s*t"),
+        ("FloorDiv(s*t, s)", "t"),
+        ("Mod(s*t, t)", "0"),
+        ("FloorDiv(FloorDiv(a, 2), 3)", "FloorDiv(a, 6)"),
+        ("b*FloorDiv(a, b) + Mod(a, b)", "a"),
+        ("Max(s, 1)*Max(t, 1) - t*s", "0"),
+        ("Max(a, 1)", "Max(a, 1)"),
+    ] {
+        assert_eq!(simplify(&e(input), &sizes), e(want), "{input}");
+    }
+    // Through a ShapeEnv: decided by the e-graph fallback, nothing recorded.
+    let env = ShapeEnv::default();
+    let _s = env.create_symbol("s", 3, spec_min(1)).unwrap();
+    let _t = env.create_symbol("t", 5, SymbolSpec::default()).unwrap();
+    let _a = env.create_symbol("a", 7, SymbolSpec::default()).unwrap();
+    for cond in [
+        "FloorDiv(t*s, s) == t",
+        "s*FloorDiv(a, s) + Mod(a, s) == a",
+        "Mod(a*s, s) == 0",
+    ] {
+        let c = BoolExpr::parse(cond).unwrap();
+        assert_eq!(env.statically_known(&c), Some(true), "{cond}");
+    }
+    assert_eq!(
+        env.statically_known(&BoolExpr::parse("FloorDiv(t*a, a) == t").unwrap()),
+        None
+    );
+    assert!(env.guards().is_empty());
+}
+
 mod props {
     use super::*;
     use num_bigint::BigInt;

@@ -1,6 +1,7 @@
-//! `symstride compile` (not implemented yet).
+//! `symstride compile`: trace a spec into a plan artifact.
 
 use std::process::ExitCode;
+use symstride::aot::{Artifact, CompileOptions, Spec};
 use symstride::{Error, Result};
 
 /// Arguments of `symstride compile`.
@@ -14,9 +15,61 @@ pub struct Args {
     /// Compile enough specializations to admit every binding.
     #[arg(long)]
     pub cover: bool,
+    /// With --cover, do not compile specializations for sizes 0.
+    #[arg(long, requires = "cover")]
+    pub no_zero: bool,
 }
 
 /// Runs the subcommand.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    Err(Error::invalid("`symstride compile` is not implemented yet"))
+pub fn run(args: Args) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.spec).map_err(|e| Error::Io {
+        path: args.spec.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let spec = Spec::from_json(&text).map_err(|e| match e {
+        Error::Parse { what, message } => Error::Parse {
+            what: format!("{what} {}", args.spec.display()),
+            message,
+        },
+        e => e,
+    })?;
+    let options = CompileOptions {
+        cover: args.cover,
+        cover_zero: !args.no_zero,
+        ..CompileOptions::default()
+    };
+    let start = std::time::Instant::now();
+    let artifact = Artifact::compile(&spec, &options)?;
+    let elapsed = start.elapsed();
+    artifact.save(&args.output)?;
+    let n = artifact.specializations.len();
+    println!(
+        "compiled {} ({} {}, symbols {}) in {:.2} ms: {n} specialization{} -> {}",
+        spec.name.as_deref().unwrap_or("spec"),
+        spec.op,
+        spec.inputs.len(),
+        spec.symbols.join(", "),
+        elapsed.as_secs_f64() * 1e3,
+        if n == 1 { "" } else { "s" },
+        args.output.display()
+    );
+    for (k, s) in artifact.specializations.iter().enumerate().take(8) {
+        let guards: Vec<String> = s.guards.iter().map(|g| g.cond.to_string()).collect();
+        println!(
+            "  [{k}] {}",
+            if guards.is_empty() {
+                "(no guards)".to_string()
+            } else {
+                guards.join(", ")
+            }
+        );
+    }
+    if n > 8 {
+        println!(
+            "  ... {} more (symstride guards {})",
+            n - 8,
+            args.output.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

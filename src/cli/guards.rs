@@ -1,7 +1,8 @@
-//! `symstride guards` (not implemented yet).
+//! `symstride guards`: print each specialization's guards with their reasons.
 
 use std::process::ExitCode;
-use symstride::{Error, Result};
+use symstride::aot::Artifact;
+use symstride::Result;
 
 /// Arguments of `symstride guards`.
 #[derive(clap::Args, Debug)]
@@ -11,6 +12,59 @@ pub struct Args {
 }
 
 /// Runs the subcommand.
-pub fn run(_args: Args) -> Result<ExitCode> {
-    Err(Error::invalid("`symstride guards` is not implemented yet"))
+pub fn run(args: Args) -> Result<ExitCode> {
+    let a = Artifact::load(&args.plan)?;
+    print!("{}", describe(&a));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The readable listing `guards` prints (also used by `demo`).
+pub fn describe(a: &Artifact) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let spec = &a.spec;
+    let _ = writeln!(
+        s,
+        "{} ({}), symbols {}: {} specialization{}",
+        spec.name.as_deref().unwrap_or("spec"),
+        spec.op,
+        spec.symbols.join(", "),
+        a.specializations.len(),
+        if a.specializations.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    for (k, sp) in a.specializations.iter().enumerate() {
+        let at: Vec<String> = spec
+            .symbols
+            .iter()
+            .zip(&sp.traced_at)
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        let out: Vec<String> = sp.plan.output_strides[0]
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        let _ = writeln!(
+            s,
+            "specialization {k} (traced at {}): output strides [{}]",
+            at.join(","),
+            out.join(", ")
+        );
+        if sp.guards.is_empty() {
+            let _ = writeln!(s, "  (no guards: admits every binding)");
+        }
+        let width = sp
+            .guards
+            .iter()
+            .map(|g| g.cond.to_string().len())
+            .max()
+            .unwrap_or(0);
+        for g in &sp.guards {
+            let _ = writeln!(s, "  {:<width$}   # {}", g.cond.to_string(), g.reason);
+        }
+    }
+    s
 }

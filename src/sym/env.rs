@@ -38,8 +38,9 @@ impl Default for ShapeEnvConfig {
     }
 }
 
-/// How one size symbol is created.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How one size symbol is created (default: `min` 0, unbounded, no duck sizing, no
+/// specialization).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SymbolSpec {
     /// Smallest value the symbol can take (sizes: 0; declare 1 or 2 when known).
     pub min: i64,
@@ -49,17 +50,6 @@ pub struct SymbolSpec {
     pub duck: bool,
     /// Return a constant instead of a symbol when the hint is 0 or 1.
     pub specialize_zero_one: bool,
-}
-
-impl Default for SymbolSpec {
-    fn default() -> Self {
-        SymbolSpec {
-            min: 0,
-            max: None,
-            duck: false,
-            specialize_zero_one: false,
-        }
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -77,6 +67,8 @@ pub(crate) struct EnvState {
     pub(crate) guards: Vec<Guard>,
     /// The symbols of each guard (parallel to `guards`).
     guard_syms: Vec<Vec<Symbol>>,
+    /// Guards were recorded since the last pruning.
+    dirty: bool,
     pub(crate) know: Knowledge,
 }
 
@@ -119,6 +111,7 @@ impl ShapeEnv {
             duck: FxMap::default(),
             guards: Vec::new(),
             guard_syms: Vec::new(),
+            dirty: false,
             know: Knowledge::default(),
         })))
     }
@@ -223,7 +216,9 @@ impl ShapeEnv {
 
     /// The recorded guards (deduplicated and pruned), in recording order.
     pub fn guards(&self) -> Vec<Guard> {
-        self.lock().guards.clone()
+        let mut st = self.lock();
+        st.prune();
+        st.guards.clone()
     }
 
     /// The recorded guards as a [`GuardSet`].
@@ -378,10 +373,18 @@ impl EnvState {
         if self.guards.iter().any(|g| g.cond == fact) {
             return Ok(value);
         }
-        // Per-symbol guard cap.
+        // Per-symbol guard cap (counted after pruning).
         let syms = fact.symbols();
+        let count =
+            |st: &EnvState, s: &Symbol| st.guard_syms.iter().filter(|g| g.contains(s)).count();
+        if syms
+            .iter()
+            .any(|s| count(self, s) >= self.config.max_guards_per_symbol)
+        {
+            self.prune();
+        }
         for s in &syms {
-            let n = self.guard_syms.iter().filter(|g| g.contains(s)).count();
+            let n = count(self, s);
             if n >= self.config.max_guards_per_symbol {
                 return Err(Error::Limit {
                     message: format!(
@@ -397,7 +400,7 @@ impl EnvState {
         });
         self.guard_syms.push(syms);
         self.know.assume(&fact);
-        self.prune();
+        self.dirty = true;
         Ok(value)
     }
 
@@ -410,32 +413,43 @@ impl EnvState {
         )
     }
 
-    /// Drops older guards that the other guards (with the declared ranges) imply, then
-    /// rebuilds the knowledge from what is left. Only guards sharing a symbol with the
-    /// newest one are candidates (nothing else can have become implied). This removes
-    /// duplicates up to canonical form and bounds subsumed by stronger bounds on the same
-    /// expression (`s >= 2` drops `s != 0`, `s >= 1`), and conjunctions whose parts the
-    /// others cover.
+    /// Drops guards that the other guards (with the declared ranges) imply: duplicates up
+    /// to canonical form, bounds subsumed by stronger bounds on the same expression
+    /// (`s >= 2` drops `s != 0` and `s >= 1`), conjunctions whose parts the others cover.
+    /// Guards are checked in recording order, each against the kept earlier ones and all
+    /// later ones. Runs lazily (when the guards are read, or a cap is reached), so a trace
+    /// pays for it once. The decision knowledge keeps the facts of dropped guards: they are
+    /// implied by the kept ones, so using them stays sound.
+    #[allow(clippy::needless_range_loop)]
     fn prune(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
         let n = self.guards.len();
         if n < 2 {
             return;
         }
-        let new_syms = self.guard_syms[n - 1].clone();
         let mut keep = vec![true; n];
-        for i in 0..n - 1 {
-            if !self.guard_syms[i].iter().any(|s| new_syms.contains(s)) {
-                continue;
-            }
-            let mut k = self.base_knowledge();
-            for (j, g) in self.guards.iter().enumerate() {
-                if j != i && keep[j] {
+        let mut prefix = self.base_knowledge();
+        for i in 0..n {
+            let shares = (0..n).any(|j| {
+                j != i
+                    && self.guard_syms[j]
+                        .iter()
+                        .any(|s| self.guard_syms[i].contains(s))
+            });
+            if shares {
+                let mut k = prefix.clone();
+                for g in &self.guards[i + 1..] {
                     k.assume(&g.cond);
                 }
+                if k.decide(&self.guards[i].cond) == Some(true) {
+                    keep[i] = false;
+                    continue;
+                }
             }
-            if k.decide(&self.guards[i].cond) == Some(true) {
-                keep[i] = false;
-            }
+            prefix.assume(&self.guards[i].cond);
         }
         if keep.iter().all(|k| *k) {
             return;
@@ -444,11 +458,6 @@ impl EnvState {
         self.guards.retain(|_| *it.next().unwrap_or(&true));
         let mut it = keep.iter();
         self.guard_syms.retain(|_| *it.next().unwrap_or(&true));
-        let mut k = self.base_knowledge();
-        for g in &self.guards {
-            k.assume(&g.cond);
-        }
-        self.know = k;
     }
 }
 

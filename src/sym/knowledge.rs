@@ -415,10 +415,9 @@ impl Knowledge {
             if let [(Atom::Sym(s), 1)] = t.mono.as_slice() {
                 if (t.coef.is_one() || t.coef == Coeff::Small(-1))
                     && all_syms.iter().filter(|x| *x == s).count() == 1
+                    && best.as_ref().map_or(true, |(b, _)| s > b)
                 {
-                    if best.as_ref().map_or(true, |(b, _)| s > b) {
-                        best = Some((s.clone(), t.coef.clone()));
-                    }
+                    best = Some((s.clone(), t.coef.clone()));
                 }
             }
         }

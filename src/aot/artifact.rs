@@ -1,0 +1,376 @@
+//! The artifact: a spec and its specializations, as versioned JSON, validated on load.
+
+use super::cover::{compile_specializations, CompileOptions};
+use super::spec::Spec;
+use super::specialization::Specialization;
+use super::trace::{concrete_plan, ELEMENT_SIZE};
+use crate::error::{Error, Result};
+use crate::iter::{OperandPlan, Plan};
+use crate::sym::{BoolExpr, Expr, Guard};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The `format` field of every artifact.
+pub const ARTIFACT_FORMAT: &str = "symstride-aot";
+/// The artifact format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A compiled spec: what `symstride compile` writes and `guards`/`check`/`run` read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Artifact {
+    /// The spec.
+    pub spec: Spec,
+    /// Specializations, tried in order by dispatch.
+    pub specializations: Vec<Specialization>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArtifact {
+    format: String,
+    version: u32,
+    spec: Value,
+    symbols: Vec<String>,
+    specializations: Vec<RawSpecialization>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpecialization {
+    traced_at: BTreeMap<String, i64>,
+    guards: Vec<RawGuard>,
+    plan: RawPlan,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGuard {
+    cond: String,
+    reason: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    shape: Vec<String>,
+    perm: Vec<usize>,
+    num_outputs: usize,
+    operands: Vec<RawOperand>,
+    broadcast_shape: Vec<String>,
+    output_strides: Vec<Vec<String>>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOperand {
+    stride_bytes: Vec<String>,
+    offset: String,
+    element_size: usize,
+    is_output: bool,
+}
+
+fn art(message: impl Into<String>) -> Error {
+    Error::Artifact {
+        message: message.into(),
+    }
+}
+
+fn strings(v: &[Expr]) -> Vec<String> {
+    v.iter().map(|e| e.to_string()).collect()
+}
+
+impl Artifact {
+    /// Compiles `spec` (see [`CompileOptions`]).
+    pub fn compile(spec: &Spec, options: &CompileOptions) -> Result<Artifact> {
+        Ok(Artifact {
+            spec: spec.clone(),
+            specializations: compile_specializations(spec, options)?,
+        })
+    }
+
+    /// The artifact as pretty JSON.
+    pub fn to_json(&self) -> String {
+        let raw = RawArtifact {
+            format: ARTIFACT_FORMAT.to_string(),
+            version: FORMAT_VERSION,
+            spec: self.spec.to_value(),
+            symbols: self.spec.symbols.clone(),
+            specializations: self
+                .specializations
+                .iter()
+                .map(|s| RawSpecialization {
+                    traced_at: self
+                        .spec
+                        .symbols
+                        .iter()
+                        .cloned()
+                        .zip(s.traced_at.iter().copied())
+                        .collect(),
+                    guards: s
+                        .guards
+                        .iter()
+                        .map(|g| RawGuard {
+                            cond: g.cond.to_string(),
+                            reason: g.reason.clone(),
+                        })
+                        .collect(),
+                    plan: RawPlan {
+                        shape: strings(&s.plan.shape),
+                        perm: s.plan.perm.clone(),
+                        num_outputs: s.plan.num_outputs,
+                        operands: s
+                            .plan
+                            .operands
+                            .iter()
+                            .map(|o| RawOperand {
+                                stride_bytes: strings(&o.stride_bytes),
+                                offset: o.offset.to_string(),
+                                element_size: o.element_size,
+                                is_output: o.is_output,
+                            })
+                            .collect(),
+                        broadcast_shape: strings(&s.plan.broadcast_shape),
+                        output_strides: s.plan.output_strides.iter().map(|v| strings(v)).collect(),
+                    },
+                })
+                .collect(),
+        };
+        serde_json::to_string_pretty(&raw).unwrap_or_default()
+    }
+
+    /// Parses and validates an artifact: format and version, the spec, every expression
+    /// (parses, mentions only the spec's symbols), the plan's structure (operand count,
+    /// ranks, perm, element sizes), and finally each specialization's semantics at the point
+    /// it was traced at: its guards hold there and its plan equals a fresh concrete build.
+    /// A hand-edited artifact therefore fails here in most cases; whatever slips through is
+    /// still bounds-checked against real storages before any kernel runs.
+    pub fn from_json(text: &str) -> Result<Artifact> {
+        let v: Value = serde_json::from_str(text).map_err(|e| art(format!("not JSON: {e}")))?;
+        let format = v.get("format").and_then(Value::as_str);
+        if format != Some(ARTIFACT_FORMAT) {
+            return Err(art(format!(
+                "`format` is {}, expected \"{ARTIFACT_FORMAT}\"",
+                v.get("format")
+                    .map_or("missing".to_string(), |f| f.to_string())
+            )));
+        }
+        match v.get("version").and_then(Value::as_u64) {
+            Some(n) if n == FORMAT_VERSION as u64 => {}
+            Some(n) => {
+                return Err(art(format!(
+                    "format version {n}; this build reads version {FORMAT_VERSION} (recompile the spec)"
+                )))
+            }
+            None => return Err(art("missing or invalid `version`")),
+        }
+        let raw: RawArtifact = serde_json::from_value(v).map_err(|e| art(e.to_string()))?;
+        let spec = Spec::from_value(&raw.spec).map_err(|e| art(format!("spec: {e}")))?;
+        if raw.symbols != spec.symbols {
+            return Err(art(format!(
+                "symbols {:?} do not match the spec's {:?}",
+                raw.symbols, spec.symbols
+            )));
+        }
+        if raw.specializations.is_empty() {
+            return Err(art("no specializations"));
+        }
+        let specializations = raw
+            .specializations
+            .into_iter()
+            .enumerate()
+            .map(|(k, s)| {
+                load_specialization(&spec, s).map_err(|e| art(format!("specialization {k}: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Artifact {
+            spec,
+            specializations,
+        })
+    }
+
+    /// Writes the artifact to `path`.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        std::fs::write(path, self.to_json() + "\n").map_err(|e| Error::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Reads and validates an artifact from `path`.
+    pub fn load(path: &Path) -> Result<Artifact> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Artifact::from_json(&text).map_err(|e| match e {
+            Error::Artifact { message } => Error::Artifact {
+                message: format!("{}: {message}", path.display()),
+            },
+            e => e,
+        })
+    }
+
+    /// Evaluates the specializations' guards at `values` (spec symbol order).
+    pub fn check(&self, values: &[i64]) -> Result<CheckOutcome> {
+        let mut first_failure = None;
+        for (k, s) in self.specializations.iter().enumerate() {
+            match s.first_failing_guard(values)? {
+                None => {
+                    let output = s.output_layout(values)?;
+                    return Ok(CheckOutcome {
+                        specialization: Some(k),
+                        failed_guard: None,
+                        output: Some(output),
+                    });
+                }
+                Some(g) => {
+                    if first_failure.is_none() {
+                        first_failure = Some((k, g));
+                    }
+                }
+            }
+        }
+        Ok(CheckOutcome {
+            specialization: None,
+            failed_guard: first_failure,
+            output: None,
+        })
+    }
+}
+
+/// What [`Artifact::check`] found for one binding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckOutcome {
+    /// The first specialization whose guards all hold.
+    pub specialization: Option<usize>,
+    /// When none passes: (specialization 0, index of its first failing guard).
+    pub failed_guard: Option<(usize, usize)>,
+    /// The output's (sizes, strides) the admitting specialization instantiates.
+    pub output: Option<(Vec<i64>, Vec<i64>)>,
+}
+
+fn parse_exprs(what: &str, v: &[String]) -> Result<Vec<Expr>> {
+    v.iter()
+        .enumerate()
+        .map(|(i, s)| Expr::parse(s).map_err(|e| art(format!("{what}[{i}]: {e}"))))
+        .collect()
+}
+
+fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specialization> {
+    let mut traced_at = Vec::with_capacity(spec.symbols.len());
+    for name in &spec.symbols {
+        let v = *s
+            .traced_at
+            .get(name)
+            .ok_or_else(|| art(format!("traced_at has no value for `{name}`")))?;
+        if v < 0 {
+            return Err(art(format!("traced_at: `{name}` = {v} is negative")));
+        }
+        traced_at.push(v);
+    }
+    if s.traced_at.len() != spec.symbols.len() {
+        return Err(art("traced_at names symbols the spec does not have"));
+    }
+    let guards = s
+        .guards
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            Ok(Guard {
+                cond: BoolExpr::parse(&g.cond).map_err(|e| art(format!("guard {i}: {e}")))?,
+                reason: g.reason.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let p = s.plan;
+    let ndim = p.shape.len();
+    let rank = spec.inputs.iter().map(|i| i.sizes.len()).max().unwrap_or(0);
+    let n_ops = spec.op.arity() + 1;
+    if p.num_outputs != 1 {
+        return Err(art(format!("num_outputs is {}, expected 1", p.num_outputs)));
+    }
+    if p.operands.len() != n_ops {
+        return Err(art(format!(
+            "{} operands, the op {} has {n_ops} (output first)",
+            p.operands.len(),
+            spec.op
+        )));
+    }
+    if ndim > rank.max(1) {
+        return Err(art(format!(
+            "iteration shape has {ndim} dims, more than the broadcast rank {rank}"
+        )));
+    }
+    if p.broadcast_shape.len() != rank {
+        return Err(art(format!(
+            "broadcast_shape has {} dims, the inputs' broadcast rank is {rank}",
+            p.broadcast_shape.len()
+        )));
+    }
+    if p.output_strides.len() != 1 || p.output_strides[0].len() != rank {
+        return Err(art(format!(
+            "output_strides must be one list of {rank} strides"
+        )));
+    }
+    let mut seen = vec![false; rank];
+    if p.perm.len() != rank
+        || p.perm
+            .iter()
+            .any(|&d| d >= rank || std::mem::replace(&mut seen[d], true))
+    {
+        return Err(art(format!(
+            "perm {:?} is not a permutation of 0..{rank}",
+            p.perm
+        )));
+    }
+    let mut operands = Vec::with_capacity(n_ops);
+    for (k, o) in p.operands.iter().enumerate() {
+        if o.element_size != ELEMENT_SIZE {
+            return Err(art(format!(
+                "operand {k}: element_size {}, expected {ELEMENT_SIZE}",
+                o.element_size
+            )));
+        }
+        if o.is_output != (k == 0) {
+            return Err(art(format!("operand {k}: is_output must be {}", k == 0)));
+        }
+        if o.stride_bytes.len() != ndim {
+            return Err(art(format!(
+                "operand {k}: {} strides for {ndim} iteration dims",
+                o.stride_bytes.len()
+            )));
+        }
+        operands.push(OperandPlan {
+            stride_bytes: parse_exprs(&format!("operand {k} stride_bytes"), &o.stride_bytes)?,
+            offset: Expr::parse(&o.offset).map_err(|e| art(format!("operand {k} offset: {e}")))?,
+            element_size: o.element_size,
+            is_output: o.is_output,
+        });
+    }
+    let plan = Plan {
+        shape: parse_exprs("shape", &p.shape)?,
+        operands,
+        num_outputs: 1,
+        broadcast_shape: parse_exprs("broadcast_shape", &p.broadcast_shape)?,
+        output_strides: vec![parse_exprs("output_strides", &p.output_strides[0])?],
+        perm: p.perm,
+    };
+    let spec_ = Specialization::new(spec, traced_at.clone(), guards, plan)?;
+    // Semantic check at the trace point.
+    if let Some(g) = spec_.first_failing_guard(&traced_at)? {
+        return Err(art(format!(
+            "guard {g} (`{}`) does not hold at the values it was traced at",
+            spec_.guards[g].cond
+        )));
+    }
+    let expected = concrete_plan(spec, &traced_at)?;
+    let got = spec_.instantiate(&traced_at)?;
+    if got != expected {
+        return Err(art(
+            "the plan does not match a fresh build at the values it was traced at (edited?)",
+        ));
+    }
+    Ok(spec_)
+}

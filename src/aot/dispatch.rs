@@ -1,0 +1,400 @@
+//! Dispatch: concrete tensors → symbol values → first admitting specialization → plan.
+
+use super::artifact::Artifact;
+use super::program::ExprProgram;
+use super::spec::{SizeSpec, Spec, StrideSpec};
+use super::specialization::Specialization;
+use super::trace::trace;
+use crate::error::{Error, Result};
+use crate::iter::Plan;
+use crate::layout::MemoryFormat;
+use smallvec::SmallVec;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// Symbol values of one call; inline for the usual handful of symbols.
+pub type Values = SmallVec<[i64; 8]>;
+
+/// Sentinel of an unbound symbol while binding (values are sizes/strides, never negative).
+const UNBOUND: i64 = -1;
+
+/// Binds symbols from concrete layouts and checks that the layouts are the spec's.
+#[derive(Clone, Debug)]
+struct Binder {
+    spec: Spec,
+    /// Stride expressions of all inputs given by expressions, flattened (input order).
+    strides: ExprProgram,
+    /// First slot in `strides` of each input (unused for layout inputs).
+    first: Vec<usize>,
+}
+
+impl Binder {
+    fn new(spec: &Spec) -> Result<Binder> {
+        let mut exprs = Vec::new();
+        let mut first = Vec::with_capacity(spec.inputs.len());
+        for inp in &spec.inputs {
+            first.push(exprs.len());
+            if let StrideSpec::Exprs(es) = &inp.strides {
+                exprs.extend(es.iter().cloned());
+            }
+        }
+        Ok(Binder {
+            spec: spec.clone(),
+            strides: ExprProgram::new(&spec.symbols, exprs)?,
+            first,
+        })
+    }
+
+    fn set(&self, values: &mut [i64], j: usize, v: i64, what: impl Fn() -> String) -> Result<()> {
+        if values[j] == UNBOUND {
+            values[j] = v;
+            Ok(())
+        } else if values[j] != v {
+            Err(Error::symbol(format!(
+                "{} is {v}, but symbol `{}` is already bound to {}",
+                what(),
+                self.spec.symbols[j],
+                values[j]
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn bind(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Result<()> {
+        let spec = &self.spec;
+        if inputs.len() != spec.inputs.len() {
+            return Err(Error::invalid(format!(
+                "op {} takes {} inputs, got {}",
+                spec.op,
+                spec.inputs.len(),
+                inputs.len()
+            )));
+        }
+        values.fill(UNBOUND);
+        for (i, ((sizes, strides), inp)) in inputs.iter().zip(&spec.inputs).enumerate() {
+            if sizes.len() != inp.sizes.len() || strides.len() != sizes.len() {
+                return Err(Error::layout(
+                    format!("input {i}"),
+                    format!(
+                        "{} sizes and {} strides; the spec has rank {}",
+                        sizes.len(),
+                        strides.len(),
+                        inp.sizes.len()
+                    ),
+                ));
+            }
+            for (d, (&n, s)) in sizes.iter().zip(&inp.sizes).enumerate() {
+                if n < 0 {
+                    return Err(Error::layout(
+                        format!("input {i}"),
+                        format!("size {n} at dim {d} is negative"),
+                    ));
+                }
+                match s {
+                    SizeSpec::Const(k) if *k != n => {
+                        return Err(Error::layout(
+                            format!("input {i}"),
+                            format!("size {n} at dim {d}, but the spec fixes it to {k}"),
+                        ))
+                    }
+                    SizeSpec::Const(_) => {}
+                    SizeSpec::Sym(j) => {
+                        self.set(values, *j, n, || format!("input {i} size {d}"))?
+                    }
+                }
+            }
+            if let StrideSpec::Exprs(es) = &inp.strides {
+                for (d, e) in es.iter().enumerate() {
+                    if let Some(s) = e.as_symbol() {
+                        if let Some(j) = spec.symbol_index(s.as_str()) {
+                            let st = strides[d];
+                            if st < 0 {
+                                return Err(Error::layout(
+                                    format!("input {i}"),
+                                    format!("stride {st} at dim {d} is negative"),
+                                ));
+                            }
+                            self.set(values, j, st, || format!("input {i} stride {d}"))?;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(j) = values.iter().position(|&v| v == UNBOUND) {
+            // The spec guarantees every symbol is a size or a whole stride.
+            return Err(Error::symbol(format!(
+                "symbol `{}` could not be bound from the inputs",
+                spec.symbols[j]
+            )));
+        }
+        // The layouts must be the spec's at these values.
+        for (i, ((sizes, strides), inp)) in inputs.iter().zip(&spec.inputs).enumerate() {
+            match &inp.strides {
+                StrideSpec::Layout(f) => {
+                    if let Some(d) = layout_mismatch(sizes, strides, *f) {
+                        return Err(Error::layout(
+                            format!("input {i}"),
+                            format!(
+                                "strides {strides:?} are not {} strides for sizes {sizes:?} (first difference at dim {d})",
+                                f.name()
+                            ),
+                        ));
+                    }
+                }
+                StrideSpec::Exprs(es) => {
+                    for (d, e) in es.iter().enumerate() {
+                        let want = self.strides.eval(self.first[i] + d, values)?;
+                        if want != strides[d] {
+                            return Err(Error::layout(
+                                format!("input {i}"),
+                                format!(
+                                    "stride {} at dim {d}, but the spec's `{e}` is {want} here",
+                                    strides[d]
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// First dim where `strides` differ from the dense strides of `format` at `sizes` (the
+/// same strides as [`crate::layout::strides_for_format`], computed without allocating).
+fn layout_mismatch(sizes: &[i64], strides: &[i64], format: MemoryFormat) -> Option<usize> {
+    const CL2D: [usize; 4] = [1, 3, 2, 0];
+    const CL3D: [usize; 5] = [1, 4, 3, 2, 0];
+    let order: &[usize] = match format {
+        MemoryFormat::ChannelsLast if sizes.len() == 4 => &CL2D,
+        MemoryFormat::ChannelsLast3d if sizes.len() == 5 => &CL3D,
+        MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => return Some(0),
+        _ => {
+            // Row-major with max(size, 1).
+            let mut expect: i64 = 1;
+            for d in (0..sizes.len()).rev() {
+                if strides[d] != expect {
+                    return Some(d);
+                }
+                expect = expect.saturating_mul(sizes[d].max(1));
+            }
+            return None;
+        }
+    };
+    let mut expect: i64 = 1;
+    for &d in order {
+        if strides[d] != expect {
+            return Some(d);
+        }
+        expect = expect.saturating_mul(sizes[d]);
+    }
+    None
+}
+
+/// Dispatch counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DispatchStats {
+    /// Calls admitted by a cached specialization.
+    pub hits: u64,
+    /// Calls no cached specialization admitted.
+    pub misses: u64,
+    /// Traces run for misses (a miss whose trace fails, e.g. shapes that do not broadcast,
+    /// counts here too; a concurrent miss may find another thread's new specialization).
+    pub retraces: u64,
+    /// Specializations in the cache.
+    pub specializations: usize,
+}
+
+/// How one call was served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dispatched {
+    /// Index of the specialization used.
+    pub specialization: usize,
+    /// True when the call missed and a new specialization was traced for it.
+    pub retraced: bool,
+}
+
+/// A thread-safe specialization cache over one spec: the runtime side of an [`Artifact`].
+///
+/// Lookups take a read lock and run the compiled guards of each specialization in order;
+/// a miss traces at the call's values *without* holding any lock, then takes the write lock
+/// only to append (re-checking first whether a concurrent miss already added a
+/// specialization that admits the values). Any admitting specialization instantiates the
+/// same plan (soundness), so concurrent use gives the results of serial use.
+#[derive(Debug)]
+pub struct Dispatcher {
+    binder: Binder,
+    cache: RwLock<Vec<Arc<Specialization>>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    retraces: AtomicU64,
+}
+
+impl Dispatcher {
+    /// A dispatcher starting with the artifact's specializations.
+    pub fn new(artifact: Artifact) -> Result<Dispatcher> {
+        Ok(Dispatcher {
+            binder: Binder::new(&artifact.spec)?,
+            cache: RwLock::new(artifact.specializations.into_iter().map(Arc::new).collect()),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            retraces: AtomicU64::new(0),
+        })
+    }
+
+    /// The spec.
+    pub fn spec(&self) -> &Spec {
+        &self.binder.spec
+    }
+
+    /// Symbol values (spec order) from concrete input layouts `(sizes, strides)`: each
+    /// symbol from the sizes (and bare stride symbols) it names, which must agree; then the
+    /// layouts must be exactly the spec's at those values.
+    pub fn bind(&self, inputs: &[(&[i64], &[i64])]) -> Result<Values> {
+        let mut v: Values = SmallVec::from_elem(UNBOUND, self.binder.spec.symbols.len());
+        self.binder.bind(inputs, &mut v)?;
+        Ok(v)
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Specialization>>> {
+        self.cache.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Index of the first cached specialization admitting `values`, without counting.
+    pub fn lookup(&self, values: &[i64]) -> Result<Option<usize>> {
+        let cache = self.read();
+        for (k, s) in cache.iter().enumerate() {
+            if s.admits(values)? {
+                return Ok(Some(k));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The plan for symbol values `values` into `out` (no allocation on a hit when `out`
+    /// has the plan's structure): guards checked in order, first admitting specialization
+    /// instantiated; on a miss, a new trace at `values` is added to the cache.
+    pub fn dispatch_values(&self, values: &[i64], out: &mut Plan<i64>) -> Result<Dispatched> {
+        {
+            let cache = self.read();
+            for (k, s) in cache.iter().enumerate() {
+                if s.admits(values)? {
+                    s.instantiate_into(values, out)?;
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Dispatched {
+                        specialization: k,
+                        retraced: false,
+                    });
+                }
+            }
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        self.retraces.fetch_add(1, Ordering::Relaxed);
+        let fresh = trace(&self.binder.spec, values)?;
+        if !fresh.admits(values)? {
+            return Err(Error::invalid(format!(
+                "internal error: a trace at {values:?} does not admit its own values"
+            )));
+        }
+        let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
+        // A concurrent miss may have added an admitting specialization meanwhile.
+        for (k, s) in cache.iter().enumerate() {
+            if s.admits(values)? {
+                s.instantiate_into(values, out)?;
+                return Ok(Dispatched {
+                    specialization: k,
+                    retraced: true,
+                });
+            }
+        }
+        fresh.instantiate_into(values, out)?;
+        cache.push(Arc::new(fresh));
+        Ok(Dispatched {
+            specialization: cache.len() - 1,
+            retraced: true,
+        })
+    }
+
+    /// Binds `inputs` and dispatches (see [`Dispatcher::bind`], [`Dispatcher::dispatch_values`]).
+    pub fn dispatch(&self, inputs: &[(&[i64], &[i64])], out: &mut Plan<i64>) -> Result<Dispatched> {
+        let v = self.bind(inputs)?;
+        self.dispatch_values(&v, out)
+    }
+
+    /// Like [`Dispatcher::dispatch`], returning a fresh plan.
+    pub fn plan_for(&self, inputs: &[(&[i64], &[i64])]) -> Result<(Plan<i64>, Dispatched)> {
+        let mut plan = empty_plan();
+        let d = self.dispatch(inputs, &mut plan)?;
+        Ok((plan, d))
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> DispatchStats {
+        DispatchStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            retraces: self.retraces.load(Ordering::Relaxed),
+            specializations: self.read().len(),
+        }
+    }
+
+    /// A cached specialization.
+    pub fn specialization(&self, k: usize) -> Option<Arc<Specialization>> {
+        self.read().get(k).cloned()
+    }
+
+    /// The cache as an artifact (e.g. to save the specializations retraced at run time).
+    pub fn to_artifact(&self) -> Artifact {
+        Artifact {
+            spec: self.binder.spec.clone(),
+            specializations: self.read().iter().map(|s| (**s).clone()).collect(),
+        }
+    }
+}
+
+/// An empty plan to instantiate into.
+pub fn empty_plan() -> Plan<i64> {
+    Plan {
+        shape: Vec::new(),
+        operands: Vec::new(),
+        num_outputs: 0,
+        broadcast_shape: Vec::new(),
+        output_strides: Vec::new(),
+        perm: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout;
+
+    #[test]
+    fn layout_check_matches_layout_module() {
+        let sizes_list: [&[i64]; 5] = [
+            &[2, 3, 4, 5],
+            &[1, 1, 1, 1],
+            &[0, 3, 1, 2],
+            &[3, 0, 2],
+            &[2, 1, 3, 0, 4],
+        ];
+        for sizes in sizes_list {
+            for f in [
+                MemoryFormat::Contiguous,
+                MemoryFormat::ChannelsLast,
+                MemoryFormat::ChannelsLast3d,
+            ] {
+                let Ok(st) = layout::strides_for_format(sizes, f) else {
+                    assert!(layout_mismatch(sizes, &vec![0; sizes.len()], f).is_some());
+                    continue;
+                };
+                assert_eq!(layout_mismatch(sizes, &st, f), None, "{sizes:?} {f}");
+                let mut bad = st.clone();
+                bad[0] += 1;
+                assert!(layout_mismatch(sizes, &bad, f).is_some());
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Tracing a spec: the iterator build run on `SymInt`s, and its concrete twin.
+
+use super::spec::Spec;
+use super::specialization::Specialization;
+use crate::error::{Error, Result};
+use crate::iter::{Plan, TensorIteratorConfig, TensorSpec, FLOAT32_SIZE};
+use crate::sym::{BoolExpr, Expr, Guard, ShapeEnv, SymInt, SymbolSpec};
+
+/// Element size of every operand (the specs are float32).
+pub const ELEMENT_SIZE: usize = FLOAT32_SIZE;
+
+/// The smallest value a symbol traced at `hint` is assumed to take.
+///
+/// A symbol traced at a positive value is created with range `>= 1`: size 0 changes many
+/// layout rules (contiguous strides use `max(size, 1)`, a zero-size tensor is trivially
+/// contiguous), and excluding it keeps the traced expressions polynomial (`h*w` rather than
+/// `Max(h, 1)*Max(w, 1)`) and the guards about the shapes users actually run. That range is
+/// an assumption the trace relies on without a recorded guard, so every specialization lists
+/// it explicitly as a guard `s >= 1`. A symbol traced at 0 is created with range `>= 0`
+/// (the `--cover` compile traces those classes too).
+pub fn symbol_min(hint: i64) -> i64 {
+    if hint == 0 {
+        0
+    } else {
+        1
+    }
+}
+
+/// Reason attached to the range guard of a symbol.
+fn range_reason(name: &str) -> String {
+    format!(
+        "symbol range: `{name}` was traced as a size >= 1 (size 0 is a separate specialization)"
+    )
+}
+
+/// Traces `spec` with every symbol at `at` (spec symbol order): the iterator build on
+/// `SymInt`s, returning the guards it recorded (plus the symbols' range assumptions) and the
+/// plan as expressions.
+pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
+    if at.len() != spec.symbols.len() {
+        return Err(Error::invalid(format!(
+            "trace point has {} values for {} symbols",
+            at.len(),
+            spec.symbols.len()
+        )));
+    }
+    let env = ShapeEnv::default();
+    let mut syms = Vec::with_capacity(at.len());
+    let mut guards = Vec::new();
+    for (name, &v) in spec.symbols.iter().zip(at) {
+        if v < 0 {
+            return Err(Error::symbol(format!(
+                "symbol `{name}` = {v}: sizes are non-negative"
+            )));
+        }
+        let min = symbol_min(v);
+        syms.push(env.create_symbol(
+            name,
+            v,
+            SymbolSpec {
+                min,
+                ..SymbolSpec::default()
+            },
+        )?);
+        if min > 0 {
+            guards.push(Guard {
+                cond: BoolExpr::ge(&Expr::symbol(name), &Expr::constant(min)),
+                reason: range_reason(name),
+            });
+        }
+    }
+    let lift = |e: &Expr| -> Result<SymInt> { Ok(SymInt::from_expr(e.clone(), &env)) };
+    let plan = build(
+        spec,
+        |i, d| match &spec.inputs[i].sizes[d] {
+            super::spec::SizeSpec::Const(k) => SymInt::constant(*k),
+            super::spec::SizeSpec::Sym(j) => syms[*j].clone(),
+        },
+        &lift,
+    )?;
+    let n_range = guards.len();
+    guards.extend(env.guards());
+    let mins: Vec<i64> = at.iter().map(|&v| symbol_min(v)).collect();
+    let guards = super::guards::simplify_guards(&spec.symbols, &mins, guards, n_range);
+    let plan: Plan<Expr> = plan.try_map(|s| Ok::<_, Error>(s.expr().clone()))?;
+    Specialization::new(spec, at.to_vec(), guards, plan)
+}
+
+/// The concrete (eager) plan of `spec` at symbol values `values`: what a fresh `i64`
+/// iterator build computes. The reference every specialization must reproduce.
+pub fn concrete_plan(spec: &Spec, values: &[i64]) -> Result<Plan<i64>> {
+    if values.len() != spec.symbols.len() {
+        return Err(Error::invalid(format!(
+            "{} values for {} symbols",
+            values.len(),
+            spec.symbols.len()
+        )));
+    }
+    let inputs = spec.concrete_inputs(values)?;
+    build_concrete(&inputs)
+}
+
+/// The concrete plan for concrete inputs `(sizes, strides)`.
+pub fn build_concrete(inputs: &[(Vec<i64>, Vec<i64>)]) -> Result<Plan<i64>> {
+    let mut config = TensorIteratorConfig::<i64>::new().add_undefined_output(ELEMENT_SIZE);
+    for (sizes, strides) in inputs {
+        config = config.add_input(TensorSpec::new(
+            sizes.clone(),
+            strides.clone(),
+            ELEMENT_SIZE,
+        ));
+    }
+    config.build()
+}
+
+fn build<I: crate::Int>(
+    spec: &Spec,
+    size: impl Fn(usize, usize) -> I,
+    lift: &dyn Fn(&Expr) -> Result<I>,
+) -> Result<Plan<I>> {
+    let mut config = TensorIteratorConfig::<I>::new().add_undefined_output(ELEMENT_SIZE);
+    for (i, inp) in spec.inputs.iter().enumerate() {
+        let sizes: Vec<I> = (0..inp.sizes.len()).map(|d| size(i, d)).collect();
+        let strides = spec.input_strides(i, &sizes, lift)?;
+        config = config.add_input(TensorSpec::new(sizes, strides, ELEMENT_SIZE));
+    }
+    config.build()
+}

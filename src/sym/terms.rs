@@ -1,0 +1,206 @@
+//! A read-only view of an expression's polynomial terms.
+//!
+//! Code that evaluates the same expressions millions of times (the ahead-of-time dispatcher
+//! instantiating plan strides) compiles them once into flat programs; it needs the terms,
+//! which the canonical form keeps private.
+
+use super::boolexpr::{BoolExpr, BoolKind, Rel};
+use super::expr::{Atom, Expr, FxMap, Symbol};
+use super::interval::{Interval, POS_INF};
+use super::knowledge::Knowledge;
+
+/// Decides `goal` from lower bounds on symbols (`(symbol, min)`, unbounded above) and
+/// assumed `facts`, with the static reasoning of a `ShapeEnv` (canonical form, intervals,
+/// facts; no simplifier) but without hints: the facts need not hold anywhere in particular,
+/// so this answers implication questions such as "does `h != 1` imply `h*w != 1` when
+/// `h, w >= 1`?". `None` when undecided.
+pub fn decide_under(mins: &[(Symbol, i64)], facts: &[&BoolExpr], goal: &BoolExpr) -> Option<bool> {
+    let ranges: FxMap<Symbol, Interval> = mins
+        .iter()
+        .map(|(s, m)| (s.clone(), Interval::new(*m as i128, POS_INF)))
+        .collect();
+    let mut k = Knowledge::new(ranges);
+    for f in facts {
+        k.assume(f);
+    }
+    k.decide(goal)
+}
+
+/// One term of a polynomial: `coefficient * Π symbol^exponent`.
+pub type PolyTerm = (i64, Vec<(Symbol, u32)>);
+
+impl Expr {
+    /// The terms of the expression when it is a plain polynomial in symbols with `i64`
+    /// coefficients (no `FloorDiv`/`Mod`/`Max`/`Min` nodes, no big coefficients); `None`
+    /// otherwise. The constant term is a term with no factors; zero has no terms.
+    pub fn polynomial_terms(&self) -> Option<Vec<PolyTerm>> {
+        let mut out = Vec::with_capacity(self.terms().len());
+        for t in self.terms() {
+            let coef = t.coef.as_i64()?;
+            let mut factors = Vec::with_capacity(t.mono.len());
+            for (a, e) in &t.mono {
+                match a {
+                    Atom::Sym(s) => factors.push((s.clone(), *e)),
+                    Atom::Func(_) => return None,
+                }
+            }
+            out.push((coef, factors));
+        }
+        Some(out)
+    }
+}
+
+impl BoolExpr {
+    /// The operands of a conjunction (`None` when this is not an `&&`).
+    pub fn conjuncts(&self) -> Option<&[BoolExpr]> {
+        match self.kind() {
+            BoolKind::And(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Cancels positive monomial factors from every comparison (see
+    /// [`Expr::split_positive_monomial`]), giving an equivalent condition whenever the
+    /// symbols `positive` accepts are `>= 1`: `c < c*w` becomes `w >= 2` (that is,
+    /// `c - c*w + 1 <= 0` becomes `1 - w + 1 <= 0`), `h*w == w` becomes `h == 1`.
+    /// Only constant terms 0 (and 1 for `<=`, a strict comparison) allow the cancellation.
+    pub fn cancel_positive_monomials(&self, positive: &dyn Fn(&Symbol) -> bool) -> BoolExpr {
+        match self.kind() {
+            BoolKind::Const(_) => self.clone(),
+            BoolKind::And(v) => {
+                BoolExpr::and_all(v.iter().map(|b| b.cancel_positive_monomials(positive)))
+            }
+            BoolKind::Or(v) => {
+                BoolExpr::or_all(v.iter().map(|b| b.cancel_positive_monomials(positive)))
+            }
+            BoolKind::Cmp(rel, p) => {
+                let Some(k) = p.constant_term().as_i64() else {
+                    return self.clone();
+                };
+                let ok = match rel {
+                    Rel::Le => k == 0 || k == 1,
+                    Rel::Eq | Rel::Ne => k == 0,
+                };
+                if !ok {
+                    return self.clone();
+                }
+                match p.without_constant().split_positive_monomial(positive) {
+                    Some((_, q)) => BoolExpr::cmp0(*rel, q.add(&Expr::constant(k))),
+                    None => self.clone(),
+                }
+            }
+        }
+    }
+
+    /// The operands of a disjunction (`None` when this is not an `||`).
+    pub fn disjuncts(&self) -> Option<&[BoolExpr]> {
+        match self.kind() {
+            BoolKind::Or(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl Expr {
+    /// Splits off the largest monomial `m` (product of symbols, coefficient 1) that divides
+    /// every term and whose symbols all satisfy `positive`: returns `(m, self / m)`, or
+    /// `None` when there is no such factor. With every symbol of `m` positive, `p <= 0`,
+    /// `p == 0` and `p != 0` are equivalent to the same relation on `p / m`.
+    pub fn split_positive_monomial(
+        &self,
+        positive: &dyn Fn(&Symbol) -> bool,
+    ) -> Option<(Expr, Expr)> {
+        let terms = self.polynomial_terms()?;
+        let (first, rest) = terms.split_first()?;
+        let mut common: Vec<(Symbol, u32)> = first
+            .1
+            .iter()
+            .filter(|(s, _)| positive(s))
+            .cloned()
+            .collect();
+        for (_, fs) in rest {
+            common.retain_mut(|(s, e)| match fs.iter().find(|(t, _)| t == s) {
+                Some((_, f)) => {
+                    *e = (*e).min(*f);
+                    true
+                }
+                None => false,
+            });
+        }
+        if common.is_empty() {
+            return None;
+        }
+        let m = common.iter().fold(Expr::constant(1), |acc, (s, e)| {
+            acc.mul(&Expr::from_symbol(s).pow(*e))
+        });
+        let q = self.div_by_monomial(&m)?;
+        Some((m, q))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_of_polynomials_only() {
+        let e = Expr::parse("4*c*h**2 + 3").unwrap();
+        let mut t = e.polynomial_terms().unwrap();
+        t.sort_by_key(|(c, _)| *c);
+        assert_eq!(t[0], (3, vec![]));
+        assert_eq!(t[1].0, 4);
+        assert_eq!(t[1].1.len(), 2);
+        assert!(Expr::parse("Max(c, 1)")
+            .unwrap()
+            .polynomial_terms()
+            .is_none());
+        assert_eq!(Expr::constant(0).polynomial_terms().unwrap(), vec![]);
+    }
+
+    #[test]
+    fn implications_without_hints() {
+        let mins = [(Symbol::new("h"), 1), (Symbol::new("w"), 1)];
+        let p = |s: &str| BoolExpr::parse(s).unwrap();
+        assert_eq!(
+            decide_under(&mins, &[&p("h != 1")], &p("h*w != 1")),
+            Some(true)
+        );
+        assert_eq!(
+            decide_under(&mins, &[&p("h == 1")], &p("h >= 2")),
+            Some(false)
+        );
+        assert_eq!(decide_under(&mins, &[], &p("h >= 2")), None);
+        assert_eq!(decide_under(&mins, &[], &p("h*w >= 1")), Some(true));
+    }
+
+    #[test]
+    fn positive_monomials_split_off() {
+        let e = Expr::parse("c*h*w - c*w").unwrap();
+        let (m, q) = e.split_positive_monomial(&|_| true).unwrap();
+        assert_eq!(m, Expr::parse("c*w").unwrap());
+        assert_eq!(q, Expr::parse("h - 1").unwrap());
+        let (m, _) = e.split_positive_monomial(&|s| s.as_str() != "c").unwrap();
+        assert_eq!(m, Expr::parse("w").unwrap());
+        assert!(Expr::parse("c*w - 1")
+            .unwrap()
+            .split_positive_monomial(&|_| true)
+            .is_none());
+        let b = BoolExpr::parse("a == 1 && b != 2").unwrap();
+        assert_eq!(b.conjuncts().map(|c| c.len()), Some(2));
+        assert!(b.disjuncts().is_none());
+        let pos = |_: &Symbol| true;
+        for (a, want) in [
+            ("c < c*w", "w >= 2"),
+            ("c*w < c*h*w", "h >= 2"),
+            ("h*w == w", "h == 1"),
+            ("c*w != c && c*h >= 2", "w != 1 && c*h >= 2"),
+            ("c*w <= c", "w <= 1"),
+            ("2*c < c*w", "w >= 3"),
+            ("c*w < c + 1", "w <= 1"),
+            ("c*w < h", "c*w < h"),
+        ] {
+            let got = BoolExpr::parse(a).unwrap().cancel_positive_monomials(&pos);
+            assert_eq!(got, BoolExpr::parse(want).unwrap(), "{a} -> {got}");
+        }
+    }
+}
