@@ -9,8 +9,12 @@ use std::time::{Duration, Instant};
 
 #[path = "../fuzz/checks/expr_parse.rs"]
 mod expr_parse;
+#[path = "../fuzz/checks/artifact_load.rs"]
+mod artifact_load;
 #[path = "../fuzz/checks/golden_case.rs"]
 mod golden_case;
+#[path = "../fuzz/checks/spec_parse.rs"]
+mod spec_parse;
 
 /// Generous for the dev profile on a loaded 2-core machine; a regressed hang takes minutes.
 const PER_INPUT: Duration = Duration::from_secs(20);
@@ -53,4 +57,14 @@ fn expr_parse_corpus() {
 #[test]
 fn golden_case_corpus() {
     replay("golden_case", golden_case::check);
+}
+
+#[test]
+fn spec_parse_corpus() {
+    replay("spec_parse", spec_parse::check);
+}
+
+#[test]
+fn artifact_load_corpus() {
+    replay("artifact_load", artifact_load::check);
 }

@@ -790,3 +790,217 @@ mod kernels {
         }
     }
 }
+
+// ---------------------------------------------------------------- specs and artifacts
+
+mod artifacts {
+    use super::*;
+    use serde_json::Value;
+    use symstride::aot::{
+        concrete_plan, random_inputs, verify, Artifact, CompileOptions, Dispatcher, Spec,
+        FORMAT_VERSION, SEED_SPEC_JSON,
+    };
+    use symstride::kernel::ExecConfig;
+
+    fn seed() -> Artifact {
+        let spec = Spec::from_json(SEED_SPEC_JSON).unwrap();
+        Artifact::compile(&spec, &CompileOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn bad_specs_are_parse_errors_naming_the_input() {
+        let cases: &[(&str, &[&str])] = &[
+            ("", &[]),
+            ("{", &[]),
+            ("[]", &[]),
+            (r#"{"op":"mul","inputs":[],"hints":{}}"#, &["mul"]),
+            (r#"{"op":"add","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":2}}"#, &["2"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c",-3],"layout":"contiguous"}],"hints":{"c":2}}"#, &["input 0", "-3"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{}}"#, &["missing hint", "c"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":-1}}"#, &["c", "-1"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":2,"d":3}}"#, &["d"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":"x"}}"#, &["c"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c +* 1"]}],"hints":{"c":2}}"#, &["input 0 stride 0", "position"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c*zz"]}],"hints":{"c":2,"zz":1}}"#, &["zz"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["-2"]}],"hints":{"c":2}}"#, &["negative"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["1","1"]}],"hints":{"c":2}}"#, &["2 strides", "1 sizes"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c",2],"layout":"channels_last"}],"hints":{"c":2}}"#, &["rank"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"diagonal"}],"hints":{"c":2}}"#, &["diagonal"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"]}],"hints":{"c":2}}"#, &["input 0"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous","strides":["1"]}],"hints":{"c":2}}"#, &["input 0"]),
+            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["FloorDiv(c, 0)"]}],"hints":{"c":2}}"#, &[]),
+        ];
+        for (text, parts) in cases {
+            let Err(e) = Spec::from_json(text) else {
+                // A spec that parses must still fail to compile cleanly.
+                let spec = Spec::from_json(text).unwrap();
+                let e = Artifact::compile(&spec, &CompileOptions::default())
+                    .expect_err(text);
+                assert!(!msg(&e).is_empty());
+                continue;
+            };
+            for p in parts.iter() {
+                assert!(msg(&e).contains(p), "{text}: `{e}` does not mention `{p}`");
+            }
+        }
+        let rank65 = format!(
+            r#"{{"op":"neg","inputs":[{{"sizes":{:?},"layout":"contiguous"}}],"hints":{{}}}}"#,
+            vec![1; 65]
+        );
+        assert_names(&Spec::from_json(&rank65).unwrap_err(), &["65"]);
+    }
+
+    #[test]
+    fn huge_hints_are_errors_not_panics() {
+        for (c, h, w) in [(1i64 << 40, 1i64 << 40, 1i64 << 40), (i64::MAX, 1, 1), (1 << 62, 4, 1)] {
+            let text = format!(
+                r#"{{"op":"add","inputs":[{{"sizes":[2,"c","h","w"],"layout":"channels_last"}},{{"sizes":["c","h","w"],"layout":"contiguous"}}],"hints":{{"c":{c},"h":{h},"w":{w}}}}}"#
+            );
+            let spec = Spec::from_json(&text).unwrap();
+            let e = Artifact::compile(&spec, &CompileOptions::default()).unwrap_err();
+            assert!(matches!(e, Error::Overflow { .. } | Error::InvalidLayout { .. }), "{e}");
+        }
+        // At dispatch: bindings whose layouts overflow are rejected by validation.
+        let d = Dispatcher::new(seed()).unwrap();
+        assert!(d.spec().concrete_inputs(&[1 << 40, 1 << 40, 1 << 40]).is_err());
+        let mut plan = symstride::aot::empty_plan();
+        for v in [[1i64 << 40, 1 << 40, 1 << 40], [-1, 2, 2], [i64::MAX, 1, 1]] {
+            let e = d.dispatch_values(&v, &mut plan);
+            assert!(e.is_err(), "{v:?}: {e:?}");
+        }
+        assert!(d.dispatch_values(&[2, 2], &mut plan).is_err(), "too few values");
+    }
+
+    #[test]
+    fn wrong_format_version_truncation_and_bytes() {
+        let a = seed();
+        let text = a.to_json();
+        assert_eq!(Artifact::from_json(&text).unwrap(), a);
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        v["version"] = Value::from(FORMAT_VERSION + 1);
+        let e = Artifact::from_json(&v.to_string()).unwrap_err();
+        assert!(matches!(e, Error::Artifact { .. }), "{e}");
+        assert_names(&e, &[&format!("version {}", FORMAT_VERSION + 1)]);
+        v["version"] = Value::from("1");
+        assert!(Artifact::from_json(&v.to_string()).is_err());
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        v["format"] = Value::from("something-else");
+        assert_names(&Artifact::from_json(&v.to_string()).unwrap_err(), &["something-else"]);
+        for cut in [0, 1, text.len() / 3, text.len() / 2, text.len() - 2] {
+            let e = Artifact::from_json(&text[..cut]).unwrap_err();
+            assert!(matches!(e, Error::Artifact { .. }), "{e}");
+        }
+        let dir = std::env::temp_dir().join(format!("symstride-hostile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("bad.plan");
+        let mut bytes = text.clone().into_bytes();
+        bytes[text.len() / 2] = 0xff;
+        std::fs::write(&f, &bytes).unwrap();
+        let e = Artifact::load(&f).unwrap_err();
+        assert_names(&e, &["bad.plan"]);
+        let e = Artifact::load(&dir.join("missing.plan")).unwrap_err();
+        assert!(matches!(e, Error::Io { .. }), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Every leaf (number or string) under `specializations`, as a JSON pointer.
+    fn leaves(v: &Value, path: String, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    leaves(x, format!("{path}/{k}"), out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    leaves(x, format!("{path}/{i}"), out);
+                }
+            }
+            _ => out.push(path),
+        }
+    }
+
+    /// Rewrites every number and expression of a compiled artifact, one at a time, into
+    /// plausible and hostile values. Each rewritten artifact either fails to load with an
+    /// `Artifact` error, or loads and then every dispatch and execution either fails with
+    /// an error or runs (in bounds: the kernels validate the instantiated plan against the
+    /// real storages). Reports how many rewrites load *and* change results, which only a
+    /// re-trace on load could catch.
+    #[test]
+    fn rewritten_numbers_never_reach_memory_unchecked() {
+        let a = seed();
+        let v: Value = serde_json::from_str(&a.to_json()).unwrap();
+        let mut paths = Vec::new();
+        leaves(&v["specializations"], "/specializations".into(), &mut paths);
+        assert!(paths.len() > 20, "{paths:?}");
+        let bindings = [[3i64, 4, 5], [1, 4, 5], [2, 1, 1], [3, 0, 2]];
+        let reference = Dispatcher::new(a.clone()).unwrap();
+        let cfg = ExecConfig::default();
+        let (mut loaded, mut wrong) = (0usize, Vec::new());
+        for path in &paths {
+            let original = v.pointer(path).unwrap().clone();
+            let replacements: Vec<Value> = match &original {
+                Value::Number(n) => {
+                    let k = n.as_i64().unwrap_or(0);
+                    vec![(k + 1).into(), 0.into(), (-1).into(), (k * 2).into(), i64::MAX.into()]
+                }
+                // Conditions: also weakened ones (the dangerous direction).
+                Value::String(s) if path.ends_with("/cond") => vec![
+                    format!("{s} + 1").into(),
+                    "True".into(),
+                    "c >= 0".into(),
+                    format!("{s} || h >= 0").into(),
+                    "((".into(),
+                ],
+                Value::String(s) => vec![
+                    format!("{s} + 1").into(),
+                    "0".into(),
+                    "-1".into(),
+                    "9223372036854775807".into(),
+                    "c*h*w*c*h*w".into(),
+                    "((".into(),
+                ],
+                Value::Bool(b) => vec![(!b).into()],
+                _ => vec![],
+            };
+            for r in replacements {
+                let mut t = v.clone();
+                *t.pointer_mut(path).unwrap() = r.clone();
+                let art = match Artifact::from_json(&t.to_string()) {
+                    Err(e) => {
+                        assert!(matches!(e, Error::Artifact { .. }), "{path} = {r}: {e}");
+                        continue;
+                    }
+                    Ok(art) => art,
+                };
+                loaded += 1;
+                if std::env::var_os("HOSTILE_VERBOSE").is_some() {
+                    eprintln!("loaded: {path} = {r}");
+                }
+                let d = Dispatcher::new(art).unwrap();
+                for b in &bindings {
+                    let inputs = random_inputs(d.spec(), b, 7).unwrap();
+                    let refs: Vec<_> = inputs.iter().collect();
+                    // Must not panic; an error is fine.
+                    if let Ok(ex) = d.execute(&refs, &cfg) {
+                        let good = reference.execute(&refs, &cfg).unwrap();
+                        let same = ex.output.sizes() == good.output.sizes()
+                            && verify(d.spec().op, &refs, &ex.output).is_ok();
+                        if !same {
+                            wrong.push(format!("{path} = {r} at {b:?}"));
+                        }
+                    }
+                    let plan = d.spec().concrete_inputs(b).and_then(|_| concrete_plan(d.spec(), b));
+                    assert!(plan.is_ok(), "{b:?}");
+                }
+            }
+        }
+        eprintln!(
+            "{} rewrites, {loaded} loaded, {} gave wrong results: {:?}",
+            paths.len(),
+            wrong.len(),
+            wrong
+        );
+        assert!(wrong.is_empty(), "tampered artifacts loaded and computed wrong results: {wrong:?}");
+    }
+}
