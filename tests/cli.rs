@@ -248,3 +248,124 @@ fn plan_commands_reject_garbage() {
         }
     }
 }
+
+const SEED_SPEC: &str = r#"{"name":"seed","op":"add","inputs":[{"sizes":[2,"c","h","w"],"layout":"channels_last"},{"sizes":["c","h","w"],"layout":"contiguous"}],"hints":{"c":3,"h":4,"w":5}}"#;
+
+/// Compiles the seed spec into `dir`, returning the artifact path.
+fn compiled(s: &Scratch) -> PathBuf {
+    let spec = s.file("seed.json", SEED_SPEC.as_bytes());
+    let plan = s.0.join("seed.plan");
+    let r = run(&["compile", p(&spec), "-o", p(&plan)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    plan
+}
+
+#[test]
+fn compile_reports_bad_specs_with_the_file_name() {
+    let s = Scratch::new("badspec");
+    for (name, text, what) in [
+        ("neg.json", r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":-1}}"#, "-1"),
+        ("unknown.json", r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c*zz"]}],"hints":{"c":2}}"#, "zz"),
+        ("parse.json", r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c +* 1"]}],"hints":{"c":2}}"#, "position"),
+        ("trunc.json", r#"{"op":"neg","inputs":[{"sizes":["c"],"#, "trunc.json"),
+        ("huge.json", r#"{"op":"neg","inputs":[{"sizes":["c","c","c"],"layout":"contiguous"}],"hints":{"c":4000000}}"#, "overflow"),
+    ] {
+        let f = s.file(name, text.as_bytes());
+        let out = s.0.join("out.plan");
+        let r = run(&["compile", p(&f), "-o", p(&out)]);
+        assert_ne!(r.code, 0, "{name}");
+        assert!(r.stderr.contains(what), "{name}: {}", r.stderr);
+        assert!(!out.exists(), "{name}: an artifact was written");
+    }
+}
+
+#[test]
+fn plan_commands_on_a_real_artifact() {
+    let s = Scratch::new("aot");
+    let plan = compiled(&s);
+    let r = run(&["guards", p(&plan)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("h >= 2"), "{}", r.stdout);
+    let r = run(&["check", p(&plan), "--bind", "c=3,h=4,w=5"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run(&["run", p(&plan), "--bind", "c=3,h=4,w=5"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for (bind, what) in [
+        ("c=3,h=4", "`w`"),
+        ("c=3,h=4,w=x", "`w`"),
+        ("c=-3,h=4,w=5", "-3"),
+        ("c=3,h=4,w=5,z=1", "`z`"),
+        ("c=3,h=4,w", "`w`"),
+        ("c=4611686018427387904,h=4,w=5", "overflow"),
+    ] {
+        for cmd in ["check", "run"] {
+            let r = run(&[cmd, p(&plan), "--bind", bind]);
+            assert_ne!(r.code, 0, "{cmd} {bind}");
+            assert!(r.stderr.contains(what), "{cmd} {bind}: {}", r.stderr);
+        }
+    }
+    // Too large to allocate: an error, not an abort.
+    let r = run(&["run", p(&plan), "--bind", "c=10000,h=10000,w=1000"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("memory"), "{}", r.stderr);
+}
+
+#[test]
+fn check_bindings_file_reports_bad_lines_and_answers_the_rest() {
+    let s = Scratch::new("bindings");
+    let plan = compiled(&s);
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"{\"c\":3,\"h\":4,\"w\":5}\n"); // 1 ok
+    bytes.extend_from_slice(b"{\"c\":3,\"h\":4\n"); // 2 truncated
+    bytes.extend_from_slice(b"\n"); // blank
+    bytes.extend_from_slice(b"{\"c\":3,\"h\":1,\"w\":5}\n"); // 4 ok (fails a guard)
+    bytes.extend_from_slice(b"{\"c\":3,\"h\":\xff,\"w\":5}\n"); // 5 not UTF-8
+    bytes.extend_from_slice(b"{\"c\":3,\"h\":4,\"zz\":5}\n"); // 6 unknown symbol
+    bytes.extend_from_slice(b"{\"c\":-3,\"h\":4,\"w\":5}\n"); // 7 negative
+    bytes.extend_from_slice(b"[1,2]\n"); // 8 not an object
+    bytes.extend_from_slice(b"{\"c\":2,\"h\":2,\"w\":2}"); // 9 ok, no final newline
+    let f = s.file("b.jsonl", &bytes);
+    let r = run(&["check", p(&plan), "--bindings", p(&f)]);
+    assert_ne!(r.code, 0);
+    let lines: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8, "{}", r.stdout);
+    assert_eq!(lines[0]["pass"], true);
+    assert_eq!(lines[2]["pass"], false);
+    assert_eq!(lines[7]["pass"], true);
+    for (k, n) in [(1, 2), (3, 5), (4, 6), (5, 7), (6, 8)] {
+        assert!(lines[k].get("error").is_some(), "{k}: {}", lines[k]);
+        assert!(r.stderr.contains(&format!("b.jsonl:{n}:")), "line {n}: {}", r.stderr);
+    }
+    for n in [1, 3, 4, 9] {
+        assert!(!r.stderr.contains(&format!("b.jsonl:{n}:")), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn plan_commands_reject_rewritten_artifacts() {
+    let s = Scratch::new("rewritten");
+    let plan = compiled(&s);
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["version"] = serde_json::json!(99);
+    let old = s.file("old.plan", v.to_string().as_bytes());
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["specializations"][0]["plan"]["shape"][0] = serde_json::json!("c + 1");
+    let shape = s.file("shape.plan", v.to_string().as_bytes());
+    let truncated = s.file("trunc.plan", &text.as_bytes()[..text.len() / 2]);
+    for (f, what) in [(&old, "version 99"), (&shape, "shape.plan"), (&truncated, "trunc.plan")] {
+        for args in [
+            vec!["guards", p(f)],
+            vec!["check", p(f), "--bind", "c=3,h=4,w=5"],
+            vec!["run", p(f), "--bind", "c=3,h=4,w=5"],
+        ] {
+            let r = run(&args);
+            assert_ne!(r.code, 0, "{args:?}");
+            assert!(r.stderr.contains(what), "{args:?}: {}", r.stderr);
+        }
+    }
+}
