@@ -217,6 +217,8 @@ fn usage_errors_do_not_panic() {
         &["conformance", "--no-such-flag", "x"][..],
         &["run"][..],
         &["demo", "--threads", "many"][..],
+        // A filter that selects nothing would otherwise "succeed" having run nothing.
+        &["bench", "--only", "no_such_scenario"][..],
     ] {
         let r = run(args);
         assert_ne!(r.code, 0, "{args:?}");

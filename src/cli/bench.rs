@@ -216,6 +216,11 @@ fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64)>> {
         }
         out.push((s.name, median(times), s.bytes));
     }
+    if let (true, Some(f)) = (out.is_empty(), &args.only) {
+        return Err(Error::invalid(format!(
+            "no benchmark scenario matches `--only {f}`"
+        )));
+    }
     Ok(out)
 }
 
