@@ -16,10 +16,7 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "symstride-cli-{}-{name}",
-            std::process::id()
-        ));
+        let dir = std::env::temp_dir().join(format!("symstride-cli-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Scratch(dir)
@@ -74,7 +71,8 @@ fn p(path: &Path) -> &str {
 
 const GOOD_LAYOUT: &str =
     r#"{"kind":"layout","sizes":[2,3],"strides":[3,1],"expect":{"is_contiguous":true}}"#;
-const GOOD_BROADCAST: &str = r#"{"kind":"broadcast","shapes":[[2,1],[3]],"expect":{"sizes":[2,3]}}"#;
+const GOOD_BROADCAST: &str =
+    r#"{"kind":"broadcast","shapes":[[2,1],[3]],"expect":{"sizes":[2,3]}}"#;
 
 /// stdout answer lines (`{"got": ...}`).
 fn answers(r: &Run) -> Vec<serde_json::Value> {
@@ -88,7 +86,10 @@ fn answers(r: &Run) -> Vec<serde_json::Value> {
 #[test]
 fn conformance_valid_input_exits_zero() {
     let s = Scratch::new("valid");
-    let f = s.file("ok.jsonl", format!("{GOOD_LAYOUT}\n\n{GOOD_BROADCAST}\n").as_bytes());
+    let f = s.file(
+        "ok.jsonl",
+        format!("{GOOD_LAYOUT}\n\n{GOOD_BROADCAST}\n").as_bytes(),
+    );
     for mode in [&[][..], &["--symbolic"][..], &["--check"][..]] {
         let mut args = vec!["conformance"];
         args.extend_from_slice(mode);
@@ -128,7 +129,11 @@ fn conformance_broken_lines_are_reported_and_the_rest_answered() {
             );
         }
         for line in [1, 3, 6] {
-            assert!(!r.stderr.contains(&format!("broken.jsonl:{line}:")), "{}", r.stderr);
+            assert!(
+                !r.stderr.contains(&format!("broken.jsonl:{line}:")),
+                "{}",
+                r.stderr
+            );
         }
     }
 }
@@ -137,14 +142,38 @@ fn conformance_broken_lines_are_reported_and_the_rest_answered() {
 fn conformance_invalid_tensors_fail_the_run_naming_line_dim_and_value() {
     let s = Scratch::new("invalid");
     let cases = [
-        (r#"{"kind":"layout","sizes":[2,-3],"strides":[3,1],"expect":{"is_contiguous":true}}"#, &["dim 1", "-3"][..]),
-        (r#"{"kind":"layout","sizes":[2,3],"strides":[1],"expect":{"is_contiguous":true}}"#, &["2 sizes", "1 strides"][..]),
-        (r#"{"kind":"layout","sizes":[4611686018427387904,4],"strides":[4,1],"expect":{"is_contiguous":true}}"#, &["overflow"][..]),
-        (r#"{"kind":"layout","sizes":[4],"strides":[9223372036854775807],"expect":{"is_contiguous":true}}"#, &["overflow", "dim 0"][..]),
-        (r#"{"kind":"broadcast","shapes":[[2],[-1]],"expect":{"sizes":[2]}}"#, &["dim 0", "-1"][..]),
-        (r#"{"kind":"elementwise","op":"add","inputs":[{"sizes":[2],"strides":[1]},{"sizes":[2],"strides":[-1]}],"expect":{"sizes":[2],"strides":[1]}}"#, &["input 1", "dim 0", "-1"][..]),
-        (r#"{"kind":"elementwise","op":"add","inputs":[{"sizes":[2],"strides":[1]}],"expect":{}}"#, &["2 inputs"][..]),
-        (r#"{"kind":"layout","sizes":[99999999999999999999],"strides":[1],"expect":{}}"#, &["1e+20", "i64"][..]),
+        (
+            r#"{"kind":"layout","sizes":[2,-3],"strides":[3,1],"expect":{"is_contiguous":true}}"#,
+            &["dim 1", "-3"][..],
+        ),
+        (
+            r#"{"kind":"layout","sizes":[2,3],"strides":[1],"expect":{"is_contiguous":true}}"#,
+            &["2 sizes", "1 strides"][..],
+        ),
+        (
+            r#"{"kind":"layout","sizes":[4611686018427387904,4],"strides":[4,1],"expect":{"is_contiguous":true}}"#,
+            &["overflow"][..],
+        ),
+        (
+            r#"{"kind":"layout","sizes":[4],"strides":[9223372036854775807],"expect":{"is_contiguous":true}}"#,
+            &["overflow", "dim 0"][..],
+        ),
+        (
+            r#"{"kind":"broadcast","shapes":[[2],[-1]],"expect":{"sizes":[2]}}"#,
+            &["dim 0", "-1"][..],
+        ),
+        (
+            r#"{"kind":"elementwise","op":"add","inputs":[{"sizes":[2],"strides":[1]},{"sizes":[2],"strides":[-1]}],"expect":{"sizes":[2],"strides":[1]}}"#,
+            &["input 1", "dim 0", "-1"][..],
+        ),
+        (
+            r#"{"kind":"elementwise","op":"add","inputs":[{"sizes":[2],"strides":[1]}],"expect":{}}"#,
+            &["2 inputs"][..],
+        ),
+        (
+            r#"{"kind":"layout","sizes":[99999999999999999999],"strides":[1],"expect":{}}"#,
+            &["1e+20", "i64"][..],
+        ),
     ];
     let rank65 = format!(
         r#"{{"kind":"layout","sizes":{s:?},"strides":{s:?},"expect":{{"is_contiguous":true}}}}"#,
@@ -153,7 +182,10 @@ fn conformance_invalid_tensors_fail_the_run_naming_line_dim_and_value() {
     let mut all: Vec<(String, &[&str])> = cases.iter().map(|(c, w)| (c.to_string(), *w)).collect();
     all.push((rank65, &["65", "64"]));
     for (i, (case, what)) in all.iter().enumerate() {
-        let f = s.file(&format!("c{i}.jsonl"), format!("{GOOD_LAYOUT}\n{case}\n").as_bytes());
+        let f = s.file(
+            &format!("c{i}.jsonl"),
+            format!("{GOOD_LAYOUT}\n{case}\n").as_bytes(),
+        );
         for symbolic in [false, true] {
             let mut args = vec!["conformance"];
             if symbolic {
@@ -161,7 +193,11 @@ fn conformance_invalid_tensors_fail_the_run_naming_line_dim_and_value() {
             }
             args.push(p(&f));
             let r = run(&args);
-            assert_ne!(r.code, 0, "{case} (symbolic {symbolic}) exited 0:\n{}", r.stdout);
+            assert_ne!(
+                r.code, 0,
+                "{case} (symbolic {symbolic}) exited 0:\n{}",
+                r.stdout
+            );
             assert_eq!(answers(&r).len(), 2, "{}", r.stdout);
             let line = r
                 .stderr
@@ -189,7 +225,11 @@ fn conformance_non_utf8_and_truncated_input() {
     assert_eq!(got.len(), 4, "{}", r.stdout);
     assert_eq!(got[0]["is_contiguous"], true);
     assert_eq!(got[2]["sizes"], serde_json::json!([2, 3]));
-    assert!(r.stderr.contains("bytes.jsonl:2:") && r.stderr.contains("UTF-8"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("bytes.jsonl:2:") && r.stderr.contains("UTF-8"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("bytes.jsonl:4:"), "{}", r.stderr);
 }
 
@@ -266,11 +306,31 @@ fn compiled(s: &Scratch) -> PathBuf {
 fn compile_reports_bad_specs_with_the_file_name() {
     let s = Scratch::new("badspec");
     for (name, text, what) in [
-        ("neg.json", r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":-1}}"#, "-1"),
-        ("unknown.json", r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c*zz"]}],"hints":{"c":2}}"#, "zz"),
-        ("parse.json", r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c +* 1"]}],"hints":{"c":2}}"#, "position"),
-        ("trunc.json", r#"{"op":"neg","inputs":[{"sizes":["c"],"#, "trunc.json"),
-        ("huge.json", r#"{"op":"neg","inputs":[{"sizes":["c","c","c"],"layout":"contiguous"}],"hints":{"c":4000000}}"#, "overflow"),
+        (
+            "neg.json",
+            r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":-1}}"#,
+            "-1",
+        ),
+        (
+            "unknown.json",
+            r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c*zz"]}],"hints":{"c":2}}"#,
+            "zz",
+        ),
+        (
+            "parse.json",
+            r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c +* 1"]}],"hints":{"c":2}}"#,
+            "position",
+        ),
+        (
+            "trunc.json",
+            r#"{"op":"neg","inputs":[{"sizes":["c"],"#,
+            "trunc.json",
+        ),
+        (
+            "huge.json",
+            r#"{"op":"neg","inputs":[{"sizes":["c","c","c"],"layout":"contiguous"}],"hints":{"c":4000000}}"#,
+            "overflow",
+        ),
     ] {
         let f = s.file(name, text.as_bytes());
         let out = s.0.join("out.plan");
@@ -340,7 +400,11 @@ fn check_bindings_file_reports_bad_lines_and_answers_the_rest() {
     assert_eq!(lines[7]["pass"], true);
     for (k, n) in [(1, 2), (3, 5), (4, 6), (5, 7), (6, 8)] {
         assert!(lines[k].get("error").is_some(), "{k}: {}", lines[k]);
-        assert!(r.stderr.contains(&format!("b.jsonl:{n}:")), "line {n}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("b.jsonl:{n}:")),
+            "line {n}: {}",
+            r.stderr
+        );
     }
     for n in [1, 3, 4, 9] {
         assert!(!r.stderr.contains(&format!("b.jsonl:{n}:")), "{}", r.stderr);
@@ -359,7 +423,11 @@ fn plan_commands_reject_rewritten_artifacts() {
     v["specializations"][0]["plan"]["shape"][0] = serde_json::json!("c + 1");
     let shape = s.file("shape.plan", v.to_string().as_bytes());
     let truncated = s.file("trunc.plan", &text.as_bytes()[..text.len() / 2]);
-    for (f, what) in [(&old, "version 99"), (&shape, "shape.plan"), (&truncated, "trunc.plan")] {
+    for (f, what) in [
+        (&old, "version 99"),
+        (&shape, "shape.plan"),
+        (&truncated, "trunc.plan"),
+    ] {
         for args in [
             vec!["guards", p(f)],
             vec!["check", p(f), "--bind", "c=3,h=4,w=5"],

@@ -11,7 +11,7 @@ use symstride::aot::{random_inputs, verify, Artifact, CompileOptions, Dispatcher
 use symstride::kernel::ExecConfig;
 
 const THREADS: usize = 8;
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 25;
 const WATCHDOG: Duration = Duration::from_secs(120);
 
 /// The seed spec's bindings (c, h, w): the traced class, size-1 and size-0 classes that
@@ -32,7 +32,10 @@ fn bindings() -> Vec<Vec<i64>> {
 type Outcome = Result<String, String>;
 
 fn call(d: &Dispatcher, values: &[i64]) -> Outcome {
-    let inputs = d.spec().concrete_inputs(values).map_err(|e| e.to_string())?;
+    let inputs = d
+        .spec()
+        .concrete_inputs(values)
+        .map_err(|e| e.to_string())?;
     let refs: Vec<(&[i64], &[i64])> = inputs.iter().map(|(s, t)| (&s[..], &t[..])).collect();
     d.plan_for(&refs)
         .map(|(plan, _)| format!("{plan:?}"))
@@ -70,11 +73,14 @@ fn concurrent_dispatch_equals_serial() {
     let d = Arc::clone(&shared);
     let a = Arc::clone(&all);
     let results = with_watchdog(move || {
+        // All threads start together, so that first-round misses race on the cache.
+        let start = std::sync::Barrier::new(THREADS);
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..THREADS)
                 .map(|t| {
-                    let (d, a) = (&d, &a);
+                    let (d, a, start) = (&d, &a, &start);
                     s.spawn(move || {
+                        start.wait();
                         let mut got = Vec::new();
                         for r in 0..ROUNDS {
                             // Each thread walks the bindings in its own order.
@@ -101,7 +107,10 @@ fn concurrent_dispatch_equals_serial() {
     let stats = shared.stats();
     let ok_calls = results.iter().filter(|(_, r)| r.is_ok()).count() as u64;
     assert!(stats.hits + stats.misses >= ok_calls, "{stats:?}");
-    assert!(stats.retraces >= 1, "the bindings include classes to re-trace: {stats:?}");
+    assert!(
+        stats.retraces >= 1,
+        "the bindings include classes to re-trace: {stats:?}"
+    );
     assert!(stats.hits > stats.retraces, "{stats:?}");
 }
 

@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-#[path = "../fuzz/checks/expr_parse.rs"]
-mod expr_parse;
 #[path = "../fuzz/checks/artifact_load.rs"]
 mod artifact_load;
+#[path = "../fuzz/checks/expr_parse.rs"]
+mod expr_parse;
 #[path = "../fuzz/checks/golden_case.rs"]
 mod golden_case;
 #[path = "../fuzz/checks/spec_parse.rs"]

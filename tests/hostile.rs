@@ -10,9 +10,7 @@
 use proptest::prelude::*;
 use symstride::iter::{IterOptions, TensorIteratorConfig, TensorSpec, MAX_DIMS};
 use symstride::layout::{self, StrideMatch};
-use symstride::sym::{
-    Bindings, BoolExpr, Expr, Guard, GuardSet, ShapeEnv, SymInt, SymbolSpec,
-};
+use symstride::sym::{Bindings, BoolExpr, Expr, Guard, GuardSet, ShapeEnv, SymInt, SymbolSpec};
 use symstride::{Bool, Error, Int, Result};
 
 /// Calls every public layout entry point that takes one tensor; returns the first error,
@@ -20,15 +18,37 @@ use symstride::{Bool, Error, Int, Result};
 fn all_layout<I: Int>(sizes: &[I], strides: &[I]) -> Result<String> {
     let mut out = Vec::new();
     out.push(format!("{}", layout::is_contiguous(sizes, strides)?));
-    out.push(format!("{}", layout::is_channels_last_contiguous_2d(sizes, strides)?));
-    out.push(format!("{}", layout::is_channels_last_contiguous_3d(sizes, strides)?));
-    out.push(format!("{}", layout::is_non_overlapping_and_dense(sizes, strides)?));
-    out.push(format!("{}", layout::is_strides_like_channels_last_2d(sizes, strides)?));
-    out.push(format!("{}", layout::is_strides_like_channels_last_3d(sizes, strides)?));
+    out.push(format!(
+        "{}",
+        layout::is_channels_last_contiguous_2d(sizes, strides)?
+    ));
+    out.push(format!(
+        "{}",
+        layout::is_channels_last_contiguous_3d(sizes, strides)?
+    ));
+    out.push(format!(
+        "{}",
+        layout::is_non_overlapping_and_dense(sizes, strides)?
+    ));
+    out.push(format!(
+        "{}",
+        layout::is_strides_like_channels_last_2d(sizes, strides)?
+    ));
+    out.push(format!(
+        "{}",
+        layout::is_strides_like_channels_last_3d(sizes, strides)?
+    ));
     for m in [StrideMatch::Like, StrideMatch::Exact] {
-        out.push(layout::suggest_memory_format(sizes, strides, m)?.name().to_string());
+        out.push(
+            layout::suggest_memory_format(sizes, strides, m)?
+                .name()
+                .to_string(),
+        );
     }
-    out.push(format!("{:?}", layout::contiguity_expr(sizes, strides)?.statically_known()));
+    out.push(format!(
+        "{:?}",
+        layout::contiguity_expr(sizes, strides)?.statically_known()
+    ));
     out.push(format!(
         "{:?}",
         layout::channels_last_contiguity_expr_2d(sizes, strides)?.statically_known()
@@ -41,7 +61,10 @@ fn all_layout<I: Int>(sizes: &[I], strides: &[I]) -> Result<String> {
         "{:?}",
         layout::non_overlapping_and_dense_expr(sizes, strides)?.statically_known()
     ));
-    out.push(format!("{}", layout::is_contiguous_or_false(sizes, strides)?));
+    out.push(format!(
+        "{}",
+        layout::is_contiguous_or_false(sizes, strides)?
+    ));
     out.push(format!(
         "{}",
         layout::is_channels_last_contiguous_2d_or_false(sizes, strides)?
@@ -55,8 +78,14 @@ fn all_layout<I: Int>(sizes: &[I], strides: &[I]) -> Result<String> {
         layout::is_non_overlapping_and_dense_or_false(sizes, strides)?
     ));
     out.push(format!("{:?}", layout::empty_like_strides(sizes, strides)?));
-    out.push(format!("{:?}", layout::infer_dense_strides(sizes, strides)?));
-    out.push(format!("{:?}", layout::broadcast_strides(sizes, strides, sizes)?));
+    out.push(format!(
+        "{:?}",
+        layout::infer_dense_strides(sizes, strides)?
+    ));
+    out.push(format!(
+        "{:?}",
+        layout::broadcast_strides(sizes, strides, sizes)?
+    ));
     Ok(out.join(" "))
 }
 
@@ -294,7 +323,9 @@ fn strides_past_the_storage_are_rejected() {
 
 #[test]
 fn outputs_overlapping_themselves_or_inputs_are_rejected() {
-    let t = |sizes: &[i64], strides: &[i64], off: i64| spec(sizes, strides).with_offset(off).with_storage(1, 400);
+    let t = |sizes: &[i64], strides: &[i64], off: i64| {
+        spec(sizes, strides).with_offset(off).with_storage(1, 400)
+    };
     // Stride 0 on a dim of size > 1.
     let e = TensorIteratorConfig::new()
         .add_output(t(&[4, 3], &[0, 1], 0))
@@ -394,7 +425,9 @@ proptest! {
 #[test]
 fn unknown_symbols_are_named() {
     let e = Expr::parse("a*b + c").unwrap();
-    let err = e.eval(&Bindings::from_pairs([("a", 1), ("b", 2)])).unwrap_err();
+    let err = e
+        .eval(&Bindings::from_pairs([("a", 1), ("b", 2)]))
+        .unwrap_err();
     assert!(matches!(err, Error::Symbol { .. }), "{err}");
     assert_names(&err, &["`c`"]);
     let g = GuardSet::from(vec![Guard {
@@ -419,11 +452,27 @@ fn hints_outside_the_declared_range_or_missing() {
     assert!(matches!(err, Error::Symbol { .. }), "{err}");
     assert_names(&err, &["s0", "-1"]);
     let err = env
-        .create_symbol("s1", 5, SymbolSpec { min: 0, max: Some(3), ..Default::default() })
+        .create_symbol(
+            "s1",
+            5,
+            SymbolSpec {
+                min: 0,
+                max: Some(3),
+                ..Default::default()
+            },
+        )
         .unwrap_err();
     assert_names(&err, &["s1", "5"]);
     let err = env
-        .create_symbol("s2", 1, SymbolSpec { min: 4, max: Some(3), ..Default::default() })
+        .create_symbol(
+            "s2",
+            1,
+            SymbolSpec {
+                min: 4,
+                max: Some(3),
+                ..Default::default()
+            },
+        )
         .unwrap_err();
     assert_names(&err, &["s2"]);
     // Bad symbol names and redefinitions.
@@ -435,7 +484,10 @@ fn hints_outside_the_declared_range_or_missing() {
     // No hint: a branch on an unbacked size is a data-dependent error naming the
     // condition and the asker, not a panic.
     let u = env.create_unbacked("u0", 0).unwrap();
-    let err = u.sym_eq(&SymInt::constant(1)).guard(|| "test step".into()).unwrap_err();
+    let err = u
+        .sym_eq(&SymInt::constant(1))
+        .guard(|| "test step".into())
+        .unwrap_err();
     assert!(matches!(err, Error::DataDependent { .. }), "{err}");
     assert_names(&err, &["u0", "test step"]);
     assert!(!u.eq_i(1).guard_or_false(|| "x".into()));
@@ -455,7 +507,20 @@ fn parse_errors_say_where() {
         assert!(matches!(err, Error::Parse { .. }), "{err}");
         assert_names(&err, &[&format!("position {pos}")]);
     }
-    for src in ["", "(", ")", "a ==", "a < b < c", "Foo(a)", "FloorDiv(a)", "a ** b", "a ** 99999", "a ** -1", "1 +", "é"] {
+    for src in [
+        "",
+        "(",
+        ")",
+        "a ==",
+        "a < b < c",
+        "Foo(a)",
+        "FloorDiv(a)",
+        "a ** b",
+        "a ** 99999",
+        "a ** -1",
+        "1 +",
+        "é",
+    ] {
         let err = Expr::parse(src).unwrap_err();
         assert!(matches!(err, Error::Parse { .. }), "{src}: {err}");
         let err = BoolExpr::parse(src).unwrap_err();
@@ -525,7 +590,9 @@ fn overflowing_guard_evaluation_is_exact_or_an_error() {
     ));
     // SymInt arithmetic whose hint overflows keeps the exact expression.
     let env = ShapeEnv::default();
-    let s = env.create_symbol("s", i64::MAX, SymbolSpec::default()).unwrap();
+    let s = env
+        .create_symbol("s", i64::MAX, SymbolSpec::default())
+        .unwrap();
     let p = s.clone() * s.clone();
     assert_eq!(p.hint(), None);
     assert!(matches!(p.eval(&env.hints()), Err(Error::Overflow { .. })));
@@ -551,7 +618,10 @@ fn huge_expressions_hit_a_limit_not_the_memory() {
         assert!(msg(&err).contains("position"), "{err}");
     }
     // Within the limits all is fine.
-    assert_eq!(Expr::parse("(a+b)**2").unwrap().to_string(), "a**2 + 2*a*b + b**2");
+    assert_eq!(
+        Expr::parse("(a+b)**2").unwrap().to_string(),
+        "a**2 + 2*a*b + b**2"
+    );
     Expr::parse("(a+b+c+d)**8").unwrap();
     Expr::parse("(2**64)**30").unwrap();
     assert!(start.elapsed().as_secs() < 10, "took {:?}", start.elapsed());
@@ -591,9 +661,17 @@ mod kernels {
         assert!(Tensor::<f32>::zeros(&[1 << 62, 4]).is_err());
         // Empty, but its contiguous strides would overflow: rejected up front, or every
         // op on it works (no panic in a later stride computation).
-        let empty = Tensor::from_storage(Storage::<f32>::from_vec(vec![]), &[0, 1 << 40, 1 << 40], &[0, 0, 0], 0);
+        let empty = Tensor::from_storage(
+            Storage::<f32>::from_vec(vec![]),
+            &[0, 1 << 40, 1 << 40],
+            &[0, 0, 0],
+            0,
+        );
         if let Ok(t) = empty {
-            for format in [symstride::layout::MemoryFormat::Preserve, symstride::layout::MemoryFormat::Contiguous] {
+            for format in [
+                symstride::layout::MemoryFormat::Preserve,
+                symstride::layout::MemoryFormat::Contiguous,
+            ] {
                 let _ = t.contiguous(format);
                 let _ = t.clone_as(format);
             }
@@ -631,7 +709,11 @@ mod kernels {
         let b = Tensor::from_vec(vec![100f32; 10], &[10]).unwrap();
         let e = kernel::add_out(&a, &b, &out).unwrap_err();
         assert!(matches!(e, Error::MemoryOverlap { .. }), "{e}");
-        assert_eq!(base.to_vec().unwrap(), before, "data changed by a failed op");
+        assert_eq!(
+            base.to_vec().unwrap(),
+            before,
+            "data changed by a failed op"
+        );
         // out overlapping itself (stride 0 on a dim of size > 1).
         let out = base.as_strided(&[4, 3], &[0, 1], 12).unwrap();
         let a = Tensor::from_vec(iota(12), &[4, 3]).unwrap();
@@ -682,7 +764,10 @@ mod kernels {
         let b = Storage::from_vec(iota(8));
         let run = |p: &Plan<i64>| kernel::execute_map2(p, &out, &a, &b, &add, &cfg);
         run(&plan(8)).unwrap();
-        assert_eq!(contents(&out), (0..8).map(|i| 2. * i as f32).collect::<Vec<_>>());
+        assert_eq!(
+            contents(&out),
+            (0..8).map(|i| 2. * i as f32).collect::<Vec<_>>()
+        );
         let fresh = vec![-1f32; 8];
         let out = Storage::from_vec(fresh.clone());
         let run = |p: &Plan<i64>| kernel::execute_map2(p, &out, &a, &b, &add, &cfg);
@@ -735,7 +820,11 @@ mod kernels {
         for (what, p) in &bad {
             let e = run(p).expect_err(what);
             assert!(!e.to_string().is_empty());
-            assert_eq!(contents(&out), fresh, "{what}: output written by a rejected plan");
+            assert_eq!(
+                contents(&out),
+                fresh,
+                "{what}: output written by a rejected plan"
+            );
         }
         // The output aliasing an input storage partially (same storage, shifted).
         let shared = Storage::from_vec(iota(9));
@@ -814,28 +903,72 @@ mod artifacts {
             ("{", &[]),
             ("[]", &[]),
             (r#"{"op":"mul","inputs":[],"hints":{}}"#, &["mul"]),
-            (r#"{"op":"add","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":2}}"#, &["2"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c",-3],"layout":"contiguous"}],"hints":{"c":2}}"#, &["input 0", "-3"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{}}"#, &["missing hint", "c"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":-1}}"#, &["c", "-1"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":2,"d":3}}"#, &["d"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":"x"}}"#, &["c"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c +* 1"]}],"hints":{"c":2}}"#, &["input 0 stride 0", "position"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c*zz"]}],"hints":{"c":2,"zz":1}}"#, &["zz"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["-2"]}],"hints":{"c":2}}"#, &["negative"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["1","1"]}],"hints":{"c":2}}"#, &["2 strides", "1 sizes"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c",2],"layout":"channels_last"}],"hints":{"c":2}}"#, &["rank"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"diagonal"}],"hints":{"c":2}}"#, &["diagonal"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"]}],"hints":{"c":2}}"#, &["input 0"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous","strides":["1"]}],"hints":{"c":2}}"#, &["input 0"]),
-            (r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["FloorDiv(c, 0)"]}],"hints":{"c":2}}"#, &[]),
+            (
+                r#"{"op":"add","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":2}}"#,
+                &["2"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c",-3],"layout":"contiguous"}],"hints":{"c":2}}"#,
+                &["input 0", "-3"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{}}"#,
+                &["missing hint", "c"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":-1}}"#,
+                &["c", "-1"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":2,"d":3}}"#,
+                &["d"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous"}],"hints":{"c":"x"}}"#,
+                &["c"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c +* 1"]}],"hints":{"c":2}}"#,
+                &["input 0 stride 0", "position"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["c*zz"]}],"hints":{"c":2,"zz":1}}"#,
+                &["zz"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["-2"]}],"hints":{"c":2}}"#,
+                &["negative"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["1","1"]}],"hints":{"c":2}}"#,
+                &["2 strides", "1 sizes"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c",2],"layout":"channels_last"}],"hints":{"c":2}}"#,
+                &["rank"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"diagonal"}],"hints":{"c":2}}"#,
+                &["diagonal"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"]}],"hints":{"c":2}}"#,
+                &["input 0"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"layout":"contiguous","strides":["1"]}],"hints":{"c":2}}"#,
+                &["input 0"],
+            ),
+            (
+                r#"{"op":"neg","inputs":[{"sizes":["c"],"strides":["FloorDiv(c, 0)"]}],"hints":{"c":2}}"#,
+                &[],
+            ),
         ];
         for (text, parts) in cases {
             let Err(e) = Spec::from_json(text) else {
                 // A spec that parses must still fail to compile cleanly.
                 let spec = Spec::from_json(text).unwrap();
-                let e = Artifact::compile(&spec, &CompileOptions::default())
-                    .expect_err(text);
+                let e = Artifact::compile(&spec, &CompileOptions::default()).expect_err(text);
                 assert!(!msg(&e).is_empty());
                 continue;
             };
@@ -852,23 +985,36 @@ mod artifacts {
 
     #[test]
     fn huge_hints_are_errors_not_panics() {
-        for (c, h, w) in [(1i64 << 40, 1i64 << 40, 1i64 << 40), (i64::MAX, 1, 1), (1 << 62, 4, 1)] {
+        for (c, h, w) in [
+            (1i64 << 40, 1i64 << 40, 1i64 << 40),
+            (i64::MAX, 1, 1),
+            (1 << 62, 4, 1),
+        ] {
             let text = format!(
                 r#"{{"op":"add","inputs":[{{"sizes":[2,"c","h","w"],"layout":"channels_last"}},{{"sizes":["c","h","w"],"layout":"contiguous"}}],"hints":{{"c":{c},"h":{h},"w":{w}}}}}"#
             );
             let spec = Spec::from_json(&text).unwrap();
             let e = Artifact::compile(&spec, &CompileOptions::default()).unwrap_err();
-            assert!(matches!(e, Error::Overflow { .. } | Error::InvalidLayout { .. }), "{e}");
+            assert!(
+                matches!(e, Error::Overflow { .. } | Error::InvalidLayout { .. }),
+                "{e}"
+            );
         }
         // At dispatch: bindings whose layouts overflow are rejected by validation.
         let d = Dispatcher::new(seed()).unwrap();
-        assert!(d.spec().concrete_inputs(&[1 << 40, 1 << 40, 1 << 40]).is_err());
+        assert!(d
+            .spec()
+            .concrete_inputs(&[1 << 40, 1 << 40, 1 << 40])
+            .is_err());
         let mut plan = symstride::aot::empty_plan();
         for v in [[1i64 << 40, 1 << 40, 1 << 40], [-1, 2, 2], [i64::MAX, 1, 1]] {
             let e = d.dispatch_values(&v, &mut plan);
             assert!(e.is_err(), "{v:?}: {e:?}");
         }
-        assert!(d.dispatch_values(&[2, 2], &mut plan).is_err(), "too few values");
+        assert!(
+            d.dispatch_values(&[2, 2], &mut plan).is_err(),
+            "too few values"
+        );
     }
 
     #[test]
@@ -885,7 +1031,10 @@ mod artifacts {
         assert!(Artifact::from_json(&v.to_string()).is_err());
         let mut v: Value = serde_json::from_str(&text).unwrap();
         v["format"] = Value::from("something-else");
-        assert_names(&Artifact::from_json(&v.to_string()).unwrap_err(), &["something-else"]);
+        assert_names(
+            &Artifact::from_json(&v.to_string()).unwrap_err(),
+            &["something-else"],
+        );
         for cut in [0, 1, text.len() / 3, text.len() / 2, text.len() - 2] {
             let e = Artifact::from_json(&text[..cut]).unwrap_err();
             assert!(matches!(e, Error::Artifact { .. }), "{e}");
@@ -942,7 +1091,13 @@ mod artifacts {
             let replacements: Vec<Value> = match &original {
                 Value::Number(n) => {
                     let k = n.as_i64().unwrap_or(0);
-                    vec![(k + 1).into(), 0.into(), (-1).into(), (k * 2).into(), i64::MAX.into()]
+                    vec![
+                        (k + 1).into(),
+                        0.into(),
+                        (-1).into(),
+                        (k * 2).into(),
+                        i64::MAX.into(),
+                    ]
                 }
                 // Conditions: also weakened ones (the dangerous direction).
                 Value::String(s) if path.ends_with("/cond") => vec![
@@ -990,7 +1145,10 @@ mod artifacts {
                             wrong.push(format!("{path} = {r} at {b:?}"));
                         }
                     }
-                    let plan = d.spec().concrete_inputs(b).and_then(|_| concrete_plan(d.spec(), b));
+                    let plan = d
+                        .spec()
+                        .concrete_inputs(b)
+                        .and_then(|_| concrete_plan(d.spec(), b));
                     assert!(plan.is_ok(), "{b:?}");
                 }
             }
@@ -1001,6 +1159,9 @@ mod artifacts {
             wrong.len(),
             wrong
         );
-        assert!(wrong.is_empty(), "tampered artifacts loaded and computed wrong results: {wrong:?}");
+        assert!(
+            wrong.is_empty(),
+            "tampered artifacts loaded and computed wrong results: {wrong:?}"
+        );
     }
 }
