@@ -439,3 +439,34 @@ fn plan_commands_reject_rewritten_artifacts() {
         }
     }
 }
+
+/// `symstride ... | head`: a closed stdout is not a panic (println! would panic on EPIPE).
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let s = Scratch::new("pipe");
+    let plan = compiled(&s);
+    let spec = s.file("seed2.json", SEED_SPEC.as_bytes());
+    let cases = s.file("c.jsonl", format!("{GOOD_LAYOUT}\n").repeat(2000).as_bytes());
+    for args in [
+        vec!["guards", p(&plan)],
+        vec!["compile", p(&spec), "-o", p(&s.0.join("x.plan"))],
+        vec!["run", p(&plan), "--bind", "c=3,h=4,w=5"],
+        vec!["check", p(&plan), "--bind", "c=3,h=4,w=5"],
+        vec!["conformance", p(&cases)],
+    ] {
+        // A pipe whose read end is already closed: every write fails with EPIPE.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(BIN)
+            .args(&args)
+            .env("RUST_BACKTRACE", "1")
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}:\n{stderr}");
+        assert_ne!(out.status.code(), Some(0), "{args:?}: output lost but exit 0");
+    }
+}
