@@ -300,10 +300,24 @@ proptest! {
         prop_assert!(s.admits(&spec.hints).unwrap());
         prop_assert_eq!(s.instantiate(&spec.hints).unwrap(), concrete_plan(&spec, &spec.hints).unwrap());
         let mut admitted = 0;
+        let mut retraced = 0;
         for mut values in bindings {
             // Symbols ordered by first appearance in the spec.
             values.truncate(spec.symbols.len());
             if !s.admits(&values).unwrap() {
+                // What dispatch does on a miss: trace at the binding itself (sizes 0 and 1
+                // included); if a plan exists there, the new specialization must give it.
+                if retraced < 4 {
+                    retraced += 1;
+                    match (trace(&spec, &values), concrete_plan(&spec, &values)) {
+                        (Ok(t), Ok(fresh)) => {
+                            prop_assert!(t.admits(&values).unwrap());
+                            prop_assert_eq!(t.instantiate(&values).unwrap(), fresh, "{} retraced at {:?}", spec_json, values);
+                        }
+                        (Err(Error::Broadcast { .. }), Err(Error::Broadcast { .. })) => {}
+                        (a, b) => prop_assert!(false, "{} at {:?}: trace {:?} vs concrete {:?}", spec_json, values, a.err(), b.err()),
+                    }
+                }
                 continue;
             }
             admitted += 1;

@@ -29,6 +29,37 @@ fn saved_text(cell: &Value) -> String {
     s
 }
 
+/// Splits what a cell printed into plain text and rich outputs, following evcxr's protocol
+/// (`EVCXR_BEGIN_CONTENT <mime>` ... `EVCXR_END_CONTENT`), which Jupyter shows as a
+/// `display_data` output (an SVG plot, for instance).
+fn split_rich(printed: &str) -> (String, Vec<(String, String)>) {
+    let mut text = String::new();
+    let mut rich = Vec::new();
+    let mut rest = printed;
+    while let Some(start) = rest.find("EVCXR_BEGIN_CONTENT ") {
+        text.push_str(&rest[..start]);
+        let after = &rest[start + "EVCXR_BEGIN_CONTENT ".len()..];
+        let (mime, body) = after.split_once('\n').unwrap_or((after, ""));
+        let (content, tail) = body.split_once("EVCXR_END_CONTENT").unwrap_or((body, ""));
+        rich.push((mime.trim().to_string(), content.trim_end().to_string()));
+        rest = tail.strip_prefix('\n').unwrap_or(tail);
+    }
+    text.push_str(rest);
+    (text, rich)
+}
+
+fn outputs_for(printed: &str) -> Value {
+    let (text, rich) = split_rich(printed);
+    let mut outputs = Vec::new();
+    if !text.is_empty() {
+        outputs.push(serde_json::json!({ "output_type": "stream", "name": "stdout", "text": to_lines(&text) }));
+    }
+    for (mime, content) in rich {
+        outputs.push(serde_json::json!({ "output_type": "display_data", "metadata": {}, "data": { mime: to_lines(&content) } }));
+    }
+    Value::Array(outputs)
+}
+
 fn is_nondeterministic(cell: &Value) -> bool {
     cell["metadata"]["tags"]
         .as_array()
@@ -75,13 +106,9 @@ fn notebooks_run_and_outputs_match() {
         assert_eq!(code_cells.len(), outputs.len(), "{file}: cell count");
         for (i, (cell, got)) in code_cells.into_iter().zip(&outputs).enumerate() {
             if bless {
-                cell["outputs"] = if got.is_empty() {
-                    Value::Array(vec![])
-                } else {
-                    serde_json::json!([{ "output_type": "stream", "name": "stdout", "text": to_lines(got) }])
-                };
+                cell["outputs"] = outputs_for(got);
                 cell["execution_count"] = serde_json::json!(i + 1);
-            } else if !is_nondeterministic(cell) && saved_text(cell) != *got {
+            } else if !is_nondeterministic(cell) && cell["outputs"] != outputs_for(got) {
                 failures.push(format!(
                     "{file}: code cell {i} prints\n{got}\nbut the notebook saved\n{}",
                     saved_text(cell)

@@ -23,9 +23,8 @@
 //!    the inputs really have the spec's layouts at those values, run each specialization's
 //!    guards in order, instantiate the first that passes with compiled plan programs; on a
 //!    miss trace at the concrete values and cache the result. Guards are evaluated by
-//!    [`CompiledGuards`](crate::sym::CompiledGuards) (one program for the admission test,
-//!    one per guard to name the first failing one), or, when every guard of a
-//!    specialization bounds a single symbol (the usual case), by direct comparisons. A
+//!    [`CompiledGuards`](crate::sym::CompiledGuards) (flat postfix programs on the value
+//!    slice, exact fallback), which also names the first failing guard. A
 //!    cached dispatch of the seed spec costs on the order of 100 ns; a compile, about
 //!    0.1-0.3 ms.
 //! 5. **Execute** ([`Dispatcher::execute`]): allocate the output with the instantiated layout and run
@@ -97,7 +96,6 @@
 //! validation before execution.
 
 mod artifact;
-mod bounds;
 mod cover;
 mod dispatch;
 mod exec;

@@ -41,6 +41,10 @@ pub(crate) struct ExprProgram {
     terms: Vec<Term>,
     factors: Vec<(u32, u32)>,
     exprs: Vec<Expr>,
+    /// Indices of the non-constant slots.
+    varying: Vec<u32>,
+    /// Every slot's value if constant, else 0.
+    consts: Vec<i64>,
 }
 
 impl ExprProgram {
@@ -53,6 +57,8 @@ impl ExprProgram {
             terms: Vec::new(),
             factors: Vec::new(),
             exprs: Vec::new(),
+            varying: Vec::new(),
+            consts: Vec::new(),
         };
         for e in &exprs {
             for s in e.symbols() {
@@ -101,6 +107,15 @@ impl ExprProgram {
             p.slots.push(slot);
         }
         p.exprs = exprs;
+        for (k, slot) in p.slots.iter().enumerate() {
+            match slot {
+                Slot::Const(c) => p.consts.push(*c),
+                _ => {
+                    p.consts.push(0);
+                    p.varying.push(k as u32);
+                }
+            }
+        }
         Ok(p)
     }
 
@@ -150,18 +165,20 @@ impl ExprProgram {
         }
     }
 
-    /// Evaluates every expression into `out` (same length as the program).
+    /// Evaluates the non-constant expressions into `out` (same length as the program;
+    /// constant entries are left as they are: the caller pre-fills them).
     #[inline]
     pub(crate) fn eval_all(&self, values: &[i64], out: &mut [i64]) -> Result<()> {
-        for (k, (slot, o)) in self.slots.iter().zip(out.iter_mut()).enumerate() {
-            let fast = match slot {
+        for &k in &self.varying {
+            let k = k as usize;
+            let fast = match &self.slots[k] {
                 Slot::Const(c) => Some(*c),
                 Slot::Sym(i) => values.get(*i as usize).copied(),
                 Slot::Mono(t) => self.term(t, values),
                 Slot::Poly { start, end } => self.fast(*start, *end, values),
                 Slot::Exact => None,
             };
-            *o = match fast {
+            out[k] = match fast {
                 Some(v) => v,
                 None => self.exact(k, values)?,
             };
@@ -269,7 +286,7 @@ impl PlanProgram {
         if !same_lengths(out, &self.skeleton) {
             out.clone_from(&self.skeleton);
         }
-        let mut buf: SmallVec<[i64; 64]> = SmallVec::from_elem(0, self.program.len());
+        let mut buf: SmallVec<[i64; 64]> = SmallVec::from_slice(&self.program.consts);
         self.program.eval_all(values, &mut buf)?;
         let (n, r) = (self.ndim, self.rank);
         let mut k = 0usize;

@@ -1,11 +1,10 @@
 //! A specialization: guards plus the plan (as expressions) that holds under them.
 
-use super::bounds::Bound;
 use super::program::PlanProgram;
 use super::spec::Spec;
 use crate::error::{Error, Result};
 use crate::iter::Plan;
-use crate::sym::{BoolExpr, CompiledGuards, Expr, Guard, GuardSet};
+use crate::sym::{CompiledGuards, Expr, Guard, GuardSet};
 
 /// One traced specialization of a spec.
 ///
@@ -21,13 +20,7 @@ pub struct Specialization {
     /// The plan as expressions over the symbols: iteration shape, per-operand byte strides
     /// and offsets, perm, output sizes and strides.
     pub plan: Plan<Expr>,
-    /// One guard per recorded guard: finds the first failing one.
     compiled: CompiledGuards,
-    /// All guards as one conjunction: the fast admission test (one program run instead of
-    /// one per guard).
-    all: CompiledGuards,
-    /// The guards as native bound checks, when they all have that shape.
-    bounds: Option<Vec<Bound>>,
     program: PlanProgram,
 }
 
@@ -62,23 +55,14 @@ impl Specialization {
             }
         }
         let compiled = set.compile(&spec.symbols)?;
-        let all = GuardSet::from(vec![Guard {
-            cond: BoolExpr::and_all(guards.iter().map(|g| g.cond.clone())),
-            reason: String::new(),
-        }])
-        .compile(&spec.symbols)?;
+
         let program = PlanProgram::new(&spec.symbols, &plan)?;
-        let bounds = guards
-            .iter()
-            .map(|g| Bound::from_cond(&g.cond, &spec.symbols))
-            .collect::<Option<Vec<_>>>();
+
         Ok(Specialization {
             traced_at,
             guards,
             plan,
             compiled,
-            all,
-            bounds,
             program,
         })
     }
@@ -93,24 +77,7 @@ impl Specialization {
     /// True when every guard holds at `values`.
     #[inline]
     pub fn admits(&self, values: &[i64]) -> Result<bool> {
-        if let Some(bounds) = &self.bounds {
-            if values.len() == self.traced_at.len() {
-                let mut ok = Some(true);
-                for b in bounds {
-                    match b.eval(values) {
-                        Some(true) => {}
-                        other => {
-                            ok = other;
-                            break;
-                        }
-                    }
-                }
-                if let Some(ok) = ok {
-                    return Ok(ok);
-                }
-            }
-        }
-        Ok(self.all.eval(values)?.is_none())
+        Ok(self.compiled.eval(values)?.is_none())
     }
 
     /// The plan at `values` (the caller has checked the guards).

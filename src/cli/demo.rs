@@ -74,8 +74,12 @@ fn demo(threads: Option<usize>) -> Result<ExitCode> {
     }
     let s = d.stats();
     println!(
-        "\n== dispatcher: {} hits, {} misses, {} re-traces, {} specializations cached",
-        s.hits, s.misses, s.retraces, s.specializations
+        "\n== dispatcher: {} hits, {} misses, {} re-traces, {} specializations cached ({} shapes, each dispatched 21 times: once checked, 20 timed)",
+        s.hits,
+        s.misses,
+        s.retraces,
+        s.specializations,
+        SHAPES.len()
     );
     let mut sd = SeedDispatch::new()?;
     let n = 200_000;
