@@ -29,10 +29,13 @@ fn show<T: std::fmt::Debug>(r: Result<T>) -> String {
     }
 }
 
+/// Lifts concrete values into an engine's integers: `(name prefix, values, minimum)`.
+type Lift<'a, I> = dyn FnMut(&str, &[i64], i64) -> Result<Vec<I>> + 'a;
+
 /// The answers one engine gives for one case, as printable values.
 fn answers<I: Int>(
     case: &Case,
-    lift: &mut dyn FnMut(&str, &[i64], i64) -> Result<Vec<I>>,
+    lift: &mut Lift<'_, I>,
     int: &dyn Fn(&I) -> Result<i64>,
     boolean: &dyn Fn(&<I as Int>::Bool) -> Result<bool>,
 ) -> Vec<String> {
