@@ -112,9 +112,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 message: e.to_string(),
             })?;
             // A line that is not UTF-8 is one bad line: report it and go on.
-            let line = std::str::from_utf8(&line).map_err(|e| {
-                Error::parse("binding line", format!("not valid UTF-8 ({e})"))
-            });
+            let line = std::str::from_utf8(&line)
+                .map_err(|e| Error::parse("binding line", format!("not valid UTF-8 ({e})")));
             if line.as_ref().is_ok_and(|l| l.trim().is_empty()) {
                 continue;
             }

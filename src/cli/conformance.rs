@@ -305,7 +305,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 _ => None,
             };
             if let Some(err) = error {
-                eprintln!("{}:{}: {} case: {err}", path.display(), line.number, case.kind());
+                eprintln!(
+                    "{}:{}: {} case: {err}",
+                    path.display(),
+                    line.number,
+                    case.kind()
+                );
                 bad_input = true;
             }
             if args.check {

@@ -89,10 +89,12 @@ const MAX_DEPTH: usize = 200;
 /// expand into the normal form, so a short input like `(a+b+c+d+e+f+g+h)**64` would
 /// otherwise need billions of terms. Beyond it, parsing fails with [`Error::Limit`].
 const MAX_TERMS: usize = 1024;
-/// Largest degree of any symbol (or call) in a parsed expression, the largest exponent
-/// literal (so every exponent the printer writes parses back), and the largest bit size of
-/// a constant power: nested powers multiply exponents (`((a**64)**64)**64`).
-const MAX_DEGREE: u64 = 4096;
+/// Largest degree of any symbol (or call) in a parsed expression, and the largest exponent
+/// literal (so every exponent the printer writes parses back): nested powers multiply
+/// exponents (`((a**64)**64)**64`), and evaluating high powers costs big-integer time.
+const MAX_DEGREE: u64 = 256;
+/// Largest bit size of a constant power (`2**4000` is refused, `(2**64)**30` is fine).
+const MAX_CONST_BITS: u64 = 4096;
 
 impl<'a> Parser<'a> {
     fn peek(&self) -> &Tok {
@@ -129,7 +131,10 @@ impl<'a> Parser<'a> {
     }
     fn limit(&self, at: usize, what: &str) -> Error {
         Error::Limit {
-            message: format!("expression too large at position {at} in `{}`: {what}", self.src),
+            message: format!(
+                "expression too large at position {at} in `{}`: {what}",
+                self.src
+            ),
         }
     }
 
@@ -148,8 +153,11 @@ impl<'a> Parser<'a> {
     /// `base ** e`, within [`MAX_TERMS`] and [`MAX_DEGREE`].
     fn pow(&self, base: &Expr, e: u32, at: usize) -> Result<Expr> {
         if let Some(c) = base.as_coeff() {
-            if c.to_big().bits().saturating_mul(u64::from(e)) > MAX_DEGREE {
-                return Err(self.limit(at, &format!("a constant of more than {MAX_DEGREE} bits")));
+            if c.to_big().bits().saturating_mul(u64::from(e)) > MAX_CONST_BITS {
+                return Err(self.limit(
+                    at,
+                    &format!("a constant of more than {MAX_CONST_BITS} bits"),
+                ));
             }
             return Ok(base.pow(e));
         }
