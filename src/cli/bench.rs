@@ -218,6 +218,11 @@ fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64, f64)>> {
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);
         out.push((s.name, median(times), min, s.bytes));
     }
+    if let (true, Some(f)) = (out.is_empty(), &args.only) {
+        return Err(Error::invalid(format!(
+            "no benchmark scenario matches `--only {f}`"
+        )));
+    }
     Ok(out)
 }
 
