@@ -1,5 +1,7 @@
 //! `symstride bench`: the kernel benchmark scenarios (f32, fresh random data, median of
-//! repeated runs), as a table with bandwidth and ratio to a plain memcpy, or as JSON.
+//! repeated runs), as a table with bandwidth and ratio to a plain memcpy, or as JSON; plus the
+//! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
+//! seed spec, no kernel) and `compile_seed_spec` (one compile of that spec).
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -173,6 +175,33 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
         });
     }
     {
+        // Ahead-of-time dispatch, no kernel: bind c, h, w from the seed spec's concrete
+        // layouts, run the compiled guards, instantiate the cached plan.
+        let mut seed = symstride::aot::SeedDispatch::new()?;
+        v.push(Scenario {
+            name: "dispatch_cached_4d",
+            bytes: 0.0,
+            inner: 20_000,
+            run: Box::new(move || {
+                for _ in 0..20_000 {
+                    black_box(seed.run()?);
+                }
+                Ok(())
+            }),
+        });
+        v.push(Scenario {
+            name: "compile_seed_spec",
+            bytes: 0.0,
+            inner: 10,
+            run: Box::new(|| {
+                for _ in 0..10 {
+                    black_box(symstride::aot::compile_seed_spec()?);
+                }
+                Ok(())
+            }),
+        });
+    }
+    {
         let src = random(1 << 24, 11);
         let mut dst = vec![0f32; 1 << 24];
         v.push(Scenario {
@@ -266,6 +295,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     };
     for &(name, t, min, bytes) in &results {
+        if bytes == 0.0 {
+            // Scenarios that move no tensor data (dispatch, compile): time only.
+            println!("{name:<24} {:>12} {:>10} {:>12} {:>12}", fmt_time(t), "-", "-", fmt_time(min));
+            continue;
+        }
         let gbs = bytes / t / 1e9;
         println!(
             "{name:<24} {:>12} {gbs:>10.2} {:>11.2}x {:>12}",
