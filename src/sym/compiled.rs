@@ -51,8 +51,15 @@ pub struct CompiledGuards {
 
 #[derive(Clone, Copy, Debug)]
 enum CheckKind {
-    /// `c * x + k REL 0` for one symbol `x` (the most common guard: `s >= 2`, `s != 1`).
-    Lin1 { rel: Rel, c: i64, k: i64, x: u32 },
+    /// `(lo <= x <= hi) != negate` for one symbol `x`: a single-symbol linear comparison
+    /// `c * x + k REL 0` solved for `x` at compile time (the most common guard: `s >= 2`,
+    /// `s != 1`), exact for every `x`, no arithmetic at evaluation.
+    Range {
+        x: u32,
+        lo: i64,
+        hi: i64,
+        negate: bool,
+    },
     /// `sum(terms) + k REL 0`, evaluated in checked `i64`.
     Poly { rel: Rel, k: i64, t0: u32, t1: u32 },
     /// A postfix program `ops[o0..o1]`.
@@ -261,11 +268,12 @@ impl CompiledGuards {
         }
         if let [(c, f0, f1)] = terms[..] {
             if f1 == f0 + 1 {
-                return Ok(Some(CheckKind::Lin1 {
-                    rel,
-                    c,
-                    k,
+                let (lo, hi, negate) = solve_linear(rel, c, k);
+                return Ok(Some(CheckKind::Range {
                     x: factors[0],
+                    lo,
+                    hi,
+                    negate,
                 }));
             }
         }
@@ -319,6 +327,55 @@ impl CompiledGuards {
             Rel::Eq => acc == 0,
             Rel::Ne => acc != 0,
         })
+    }
+}
+
+/// The integers `x` with `c*x + k REL 0` (`c != 0`) as `(lo <= x <= hi) != negate`, in
+/// exact arithmetic (an empty range is `lo > hi`).
+fn solve_linear(rel: Rel, c: i64, k: i64) -> (i64, i64, bool) {
+    let (c, k) = (c as i128, k as i128);
+    let clamp = |v: i128| v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+    let empty = (i64::MAX, i64::MIN);
+    if c == 0 {
+        // Not produced by the canonical form; a constant condition either way.
+        let holds = match rel {
+            Rel::Le => k <= 0,
+            Rel::Eq => k == 0,
+            Rel::Ne => k != 0,
+        };
+        return (i64::MIN, i64::MAX, !holds);
+    }
+    match rel {
+        // c*x <= -k
+        Rel::Le => {
+            if c > 0 {
+                let hi = Integer::div_floor(&-k, &c);
+                if hi < i64::MIN as i128 {
+                    (empty.0, empty.1, false)
+                } else {
+                    (i64::MIN, clamp(hi), false)
+                }
+            } else {
+                let lo = Integer::div_ceil(&k, &-c);
+                if lo > i64::MAX as i128 {
+                    (empty.0, empty.1, false)
+                } else {
+                    (clamp(lo), i64::MAX, false)
+                }
+            }
+        }
+        Rel::Eq | Rel::Ne => {
+            let negate = rel == Rel::Ne;
+            if c == 0 || (-k) % c != 0 {
+                return (empty.0, empty.1, negate);
+            }
+            let v = -k / c;
+            if v < i64::MIN as i128 || v > i64::MAX as i128 {
+                (empty.0, empty.1, negate)
+            } else {
+                (v as i64, v as i64, negate)
+            }
+        }
     }
 }
 
@@ -407,15 +464,9 @@ impl CompiledGuards {
         let mut st = [0i64; STACK];
         for ch in &self.checks {
             let fast = match ch.kind {
-                CheckKind::Lin1 { rel, c, k, x } => values
+                CheckKind::Range { x, lo, hi, negate } => values
                     .get(x as usize)
-                    .and_then(|v| v.checked_mul(c))
-                    .and_then(|v| v.checked_add(k))
-                    .map(|v| match rel {
-                        Rel::Le => v <= 0,
-                        Rel::Eq => v == 0,
-                        Rel::Ne => v != 0,
-                    }),
+                    .map(|&v| (lo <= v && v <= hi) != negate),
                 CheckKind::Poly { rel, k, t0, t1 } => self.poly(rel, k, t0, t1, values),
                 CheckKind::Program { o0, o1 } => {
                     run(&self.ops[o0 as usize..o1 as usize], values, &mut st)
@@ -455,6 +506,43 @@ mod tests {
                 })
                 .collect::<Vec<_>>(),
         )
+    }
+
+    #[test]
+    fn linear_ranges_are_exact() {
+        let big = [
+            i64::MIN,
+            i64::MIN + 1,
+            -7,
+            -1,
+            0,
+            1,
+            2,
+            3,
+            7,
+            i64::MAX - 1,
+            i64::MAX,
+        ];
+        for rel in [Rel::Le, Rel::Eq, Rel::Ne] {
+            for c in [-7i64, -3, -1, 0, 1, 2, 5, i64::MAX, i64::MIN] {
+                for k in big.iter().copied().chain([-10, -4, 4, 10]) {
+                    let (lo, hi, neg) = solve_linear(rel, c, k);
+                    for x in big.iter().copied().chain(-12..12) {
+                        let v = c as i128 * x as i128 + k as i128;
+                        let want = match rel {
+                            Rel::Le => v <= 0,
+                            Rel::Eq => v == 0,
+                            Rel::Ne => v != 0,
+                        };
+                        assert_eq!(
+                            (lo <= x && x <= hi) != neg,
+                            want,
+                            "{rel:?} c={c} k={k} x={x}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
