@@ -463,8 +463,15 @@ impl Dispatcher {
 
     /// Binds `inputs` and dispatches (see [`Dispatcher::bind`], [`Dispatcher::dispatch_values`]).
     pub fn dispatch(&self, inputs: &[(&[i64], &[i64])], out: &mut Plan<i64>) -> Result<Dispatched> {
-        let v = self.bind(inputs)?;
-        self.dispatch_values(&v, out)
+        let n = self.binder.sources.len();
+        if n <= 8 {
+            let mut v = [UNBOUND; 8];
+            self.binder.bind(inputs, &mut v[..n])?;
+            self.dispatch_values(&v[..n], out)
+        } else {
+            let v = self.bind(inputs)?;
+            self.dispatch_values(&v, out)
+        }
     }
 
     /// Like [`Dispatcher::dispatch`], returning a fresh plan.

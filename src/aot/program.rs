@@ -32,7 +32,7 @@ enum Instr {
 }
 
 /// Register file size kept on the stack; larger programs use a heap buffer.
-const STACK_REGS: usize = 48;
+const STACK_REGS: usize = 32;
 
 /// A list of expressions compiled, for a fixed symbol order, into one straight-line program
 /// over registers (the symbol values first, then one register per step). Common
@@ -44,6 +44,11 @@ const STACK_REGS: usize = 48;
 pub(crate) struct ExprProgram {
     symbols: Vec<String>,
     instrs: Vec<Instr>,
+    /// The non-constant steps with their destination register.
+    steps: Vec<(u32, Instr)>,
+    /// Initial register file (constants in place) for programs of at most `STACK_REGS`
+    /// registers.
+    init: [i64; STACK_REGS],
     /// Register holding each expression's value.
     outs: Vec<u32>,
     exprs: Vec<Expr>,
@@ -205,26 +210,35 @@ impl ExprProgram {
             };
             outs.push(r);
         }
+        let nsym = symbols.len();
+        let mut init = [0i64; STACK_REGS];
+        let mut steps = Vec::with_capacity(b.instrs.len());
+        for (i, ins) in b.instrs.iter().enumerate() {
+            match *ins {
+                Instr::Const(k) => {
+                    if let Some(r) = init.get_mut(nsym + i) {
+                        *r = k;
+                    }
+                }
+                _ => steps.push(((nsym + i) as u32, *ins)),
+            }
+        }
         Ok(ExprProgram {
             symbols: symbols.to_vec(),
+            steps,
+            init,
             instrs: b.instrs,
             outs,
             exprs,
         })
     }
 
-    /// Number of expressions.
-    pub(crate) fn len(&self) -> usize {
-        self.outs.len()
-    }
-
-    /// Runs the program on `regs` (length `nregs`, symbol values already in front);
+    /// Runs the program on `regs` (symbol values and constants already in place);
     /// `None` on overflow or on an exact evaluation error.
     #[inline]
     fn run(&self, values: &[i64], regs: &mut [i64]) -> Option<()> {
-        let nsym = self.symbols.len();
-        for (i, ins) in self.instrs.iter().enumerate() {
-            let v = match *ins {
+        for &(dst, ins) in &self.steps {
+            let v = match ins {
                 Instr::Const(k) => k,
                 Instr::Mul(a, b) => regs[a as usize].checked_mul(regs[b as usize])?,
                 Instr::MulK(a, k) => regs[a as usize].checked_mul(k)?,
@@ -232,7 +246,7 @@ impl ExprProgram {
                 Instr::AddK(a, k) => regs[a as usize].checked_add(k)?,
                 Instr::Exact(k) => self.exact(k as usize, values).ok()?,
             };
-            regs[nsym + i] = v;
+            regs[dst as usize] = v;
         }
         Some(())
     }
@@ -253,12 +267,17 @@ impl ExprProgram {
             )));
         }
         let n = nsym + self.instrs.len();
-        let mut stack = [0i64; STACK_REGS];
+        let mut stack = self.init;
         let mut heap = Vec::new();
         let regs: &mut [i64] = if n <= STACK_REGS {
             &mut stack[..n]
         } else {
             heap.resize(n, 0);
+            for (i, ins) in self.instrs.iter().enumerate() {
+                if let Instr::Const(k) = ins {
+                    heap[nsym + i] = *k;
+                }
+            }
             &mut heap
         };
         regs[..nsym].copy_from_slice(values);
@@ -393,32 +412,26 @@ impl PlanProgram {
             out.clone_from(&self.skeleton);
         }
         self.program.with_values(values, |v| {
-            let mut k = 0usize;
-            for x in out.shape.iter_mut() {
-                *x = v.get(k);
-                k += 1;
-            }
-            for (op, sk) in out.operands.iter_mut().zip(&self.skeleton.operands) {
-                for x in op.stride_bytes.iter_mut() {
-                    *x = v.get(k);
-                    k += 1;
+            let mut outs = v.outs;
+            let regs = v.regs;
+            let mut fill = |dst: &mut [i64]| {
+                let (head, rest) = outs.split_at(dst.len().min(outs.len()));
+                for (x, &r) in dst.iter_mut().zip(head) {
+                    *x = regs[r as usize];
                 }
-                op.offset = v.get(k);
-                k += 1;
+                outs = rest;
+            };
+            fill(&mut out.shape);
+            for (op, sk) in out.operands.iter_mut().zip(&self.skeleton.operands) {
+                fill(&mut op.stride_bytes);
+                fill(std::slice::from_mut(&mut op.offset));
                 op.element_size = sk.element_size;
                 op.is_output = sk.is_output;
             }
-            for x in out.broadcast_shape.iter_mut() {
-                *x = v.get(k);
-                k += 1;
-            }
+            fill(&mut out.broadcast_shape);
             for s in out.output_strides.iter_mut() {
-                for x in s.iter_mut() {
-                    *x = v.get(k);
-                    k += 1;
-                }
+                fill(s);
             }
-            debug_assert_eq!(k, self.program.len());
         })?;
         out.num_outputs = self.skeleton.num_outputs;
         for (x, y) in out.perm.iter_mut().zip(&self.skeleton.perm) {

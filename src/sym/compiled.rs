@@ -47,6 +47,18 @@ pub struct CompiledGuards {
     factors: Vec<u32>,
     symbols: Vec<Symbol>,
     conds: Vec<BoolExpr>,
+    /// When every check is a single-symbol range: the checks as
+    /// `(x, lo, span, negate, guard)`, holding iff `((v - lo) as u64 <= span) != negate`.
+    ranges: Option<Vec<RangeCheck>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RangeCheck {
+    lo: i64,
+    span: u64,
+    x: u32,
+    guard: u32,
+    negate: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -203,6 +215,7 @@ impl GuardSet {
             factors: Vec::new(),
             symbols,
             conds: self.guards.iter().map(|g| g.cond.clone()).collect(),
+            ranges: None,
         };
         for (gi, g) in self.guards.iter().enumerate() {
             let parts: Vec<&BoolExpr> = match g.cond.kind() {
@@ -217,6 +230,31 @@ impl GuardSet {
                 });
             }
         }
+        out.ranges = out
+            .checks
+            .iter()
+            .map(|ch| match ch.kind {
+                CheckKind::Range { x, lo, hi, negate } => Some(if lo <= hi {
+                    RangeCheck {
+                        lo,
+                        span: hi.wrapping_sub(lo) as u64,
+                        x,
+                        guard: ch.guard,
+                        negate,
+                    }
+                } else {
+                    // Empty: the negation of the full range.
+                    RangeCheck {
+                        lo: i64::MIN,
+                        span: u64::MAX,
+                        x,
+                        guard: ch.guard,
+                        negate: !negate,
+                    }
+                }),
+                _ => None,
+            })
+            .collect();
         Ok(out)
     }
 }
@@ -461,6 +499,15 @@ impl CompiledGuards {
                 values.len()
             )));
         }
+        if let Some(ranges) = &self.ranges {
+            for r in ranges {
+                let v = values[r.x as usize];
+                if ((v.wrapping_sub(r.lo) as u64) <= r.span) == r.negate {
+                    return Ok(Some(r.guard as usize));
+                }
+            }
+            return Ok(None);
+        }
         let mut st = [0i64; STACK];
         for ch in &self.checks {
             let fast = match ch.kind {
@@ -540,6 +587,25 @@ mod tests {
                             "{rel:?} c={c} k={k} x={x}"
                         );
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn range_only_guards_match_naive() {
+        for conds in [
+            &["a >= 1", "b >= 1", "a >= 2", "b != 1", "a != 1"][..],
+            &["2*a >= 7", "b == 3", "a <= 5"][..],
+            &["3*a <= 7", "b != 0"][..],
+        ] {
+            let g = set(conds);
+            let c = g.compile(&["a", "b"]).unwrap();
+            assert!(c.ranges.is_some(), "{conds:?} {:?}", c.checks);
+            for a in [i64::MIN, -1, 0, 1, 2, 3, 4, 5, 6, i64::MAX] {
+                for b in [i64::MIN, 0, 1, 2, 3, i64::MAX] {
+                    let naive = g.eval(&Bindings::from_pairs([("a", a), ("b", b)]));
+                    assert_eq!(naive, c.eval(&[a, b]), "{conds:?} a={a} b={b}");
                 }
             }
         }
