@@ -83,7 +83,10 @@
 //!
 //! `--cover` probes each symbol at 1, at two distinct values `>= 2` (the hint and a larger
 //! one, so pairs of symbols are seen in both orders), and at 0 unless `cover_zero` is off,
-//! positive probes first; a probe no existing specialization admits is traced. Covering is
+//! positive probes first; a probe no existing specialization admits is traced. A zero-size
+//! trace whose plan an earlier zero-size specialization already computes (same structure,
+//! every entry provably equal under the new guards, e.g. `c*h*w` vs `0` when `h == 0`)
+//! widens that specialization's guards by a disjunction instead of adding one. Covering is
 //! checked on probes, not proven for all bindings; a binding outside the cover is still
 //! served correctly by a re-trace at dispatch.
 //!
