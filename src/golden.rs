@@ -140,23 +140,40 @@ pub struct Line {
 
 /// Parses golden JSONL text; blank lines are skipped, malformed lines kept as errors.
 pub fn parse_cases(text: &str) -> Vec<Line> {
-    text.lines()
+    parse_case_bytes(text.as_bytes())
+}
+
+/// Parses golden JSONL bytes like [`parse_cases`]; a line that is not valid UTF-8 is kept
+/// as an error (with the byte position) and does not stop the others.
+pub fn parse_case_bytes(bytes: &[u8]) -> Vec<Line> {
+    bytes
+        .split(|&b| b == b'\n')
         .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| Line {
-            number: i + 1,
-            case: Case::parse(l),
+        .filter_map(|(i, raw)| {
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let case = match std::str::from_utf8(raw) {
+                Ok(l) if l.trim().is_empty() => return None,
+                Ok(l) => Case::parse(l),
+                Err(e) => Err(Error::parse(
+                    "golden case",
+                    format!("line is not valid UTF-8 ({e})"),
+                )),
+            };
+            Some(Line {
+                number: i + 1,
+                case,
+            })
         })
         .collect()
 }
 
 /// Reads and parses a golden JSONL file ([`Error::Io`] if it cannot be read).
 pub fn read_cases(path: &Path) -> Result<Vec<Line>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+    let bytes = std::fs::read(path).map_err(|e| Error::Io {
         path: path.display().to_string(),
         message: e.to_string(),
     })?;
-    Ok(parse_cases(&text))
+    Ok(parse_case_bytes(&bytes))
 }
 
 /// Finds the golden directory: `$SYMSTRIDE_GOLDEN` if set, else the first `shared/golden`

@@ -31,7 +31,27 @@ enum Command {
     Run(cli::run::Args),
 }
 
+/// `symstride ... | head`: a reader that stops early closes stdout. `println!` then panics
+/// (Rust ignores SIGPIPE); like other Unix tools, exit quietly with status 141 (128 +
+/// SIGPIPE) instead of printing a panic.
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info)
+    }));
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(a) => cli::demo::run(a),

@@ -110,6 +110,11 @@ pub fn compile_specializations(
             if zero && !probe.contains(&0) {
                 continue;
             }
+            // A probe at which the inputs are not tensors (a stride dividing by zero or
+            // negative there) is no binding any call can have: nothing to cover.
+            if spec.concrete_inputs(&probe).is_err() {
+                continue;
+            }
             if covered(&out, &probe)? {
                 continue;
             }

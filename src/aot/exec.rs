@@ -163,7 +163,14 @@ pub fn random_inputs(spec: &Spec, values: &[i64], seed: u64) -> Result<Vec<Tenso
         .into_iter()
         .map(|(sizes, strides)| {
             let extent = extent(&sizes, &strides)?;
-            let data: Vec<f32> = (0..extent).map(|_| next()).collect();
+            // A large binding must be an error, not an allocation-failure abort.
+            let mut data: Vec<f32> = Vec::new();
+            data.try_reserve_exact(extent).map_err(|_| {
+                Error::invalid(format!(
+                    "out of memory allocating an input of {extent} elements (sizes {sizes:?})"
+                ))
+            })?;
+            data.extend((0..extent).map(|_| next()));
             Tensor::from_storage(Storage::from_vec(data), &sizes, &strides, 0)
         })
         .collect()

@@ -44,6 +44,10 @@ pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
             spec.symbols.len()
         )));
     }
+    // The trace point must describe real tensors (the loader compares the plan with a
+    // concrete build there): a stride that divides by zero, is negative or overflows at
+    // `at` is an error here rather than an artifact that cannot be loaded.
+    spec.concrete_inputs(at)?;
     let env = ShapeEnv::default();
     let mut syms = Vec::with_capacity(at.len());
     let mut guards = Vec::new();

@@ -1,5 +1,7 @@
 //! `symstride bench`: the kernel benchmark scenarios (f32, fresh random data, median of
-//! repeated runs), as a table with bandwidth and ratio to a plain memcpy, or as JSON.
+//! repeated runs), as a table with bandwidth and ratio to a plain memcpy, or as JSON; plus the
+//! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
+//! seed spec, no kernel) and `compile_seed_spec` (one compile of that spec).
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -173,6 +175,33 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
         });
     }
     {
+        // Ahead-of-time dispatch, no kernel: bind c, h, w from the seed spec's concrete
+        // layouts, run the compiled guards, instantiate the cached plan.
+        let mut seed = symstride::aot::SeedDispatch::new()?;
+        v.push(Scenario {
+            name: "dispatch_cached_4d",
+            bytes: 0.0,
+            inner: 20_000,
+            run: Box::new(move || {
+                for _ in 0..20_000 {
+                    black_box(seed.run()?);
+                }
+                Ok(())
+            }),
+        });
+        v.push(Scenario {
+            name: "compile_seed_spec",
+            bytes: 0.0,
+            inner: 10,
+            run: Box::new(|| {
+                for _ in 0..10 {
+                    black_box(symstride::aot::compile_seed_spec()?);
+                }
+                Ok(())
+            }),
+        });
+    }
+    {
         let src = random(1 << 24, 11);
         let mut dst = vec![0f32; 1 << 24];
         v.push(Scenario {
@@ -194,7 +223,8 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64)>> {
+/// (name, median, min, bytes) per scenario.
+fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64, f64)>> {
     let reps = args.reps;
     let mut cfg = ExecConfig::default();
     if let Some(t) = args.tile {
@@ -214,7 +244,13 @@ fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64)>> {
             (s.run)()?;
             times.push(t0.elapsed().as_secs_f64() / s.inner as f64);
         }
-        out.push((s.name, median(times), s.bytes));
+        let min = times.iter().copied().fold(f64::INFINITY, f64::min);
+        out.push((s.name, median(times), min, s.bytes));
+    }
+    if let (true, Some(f)) = (out.is_empty(), &args.only) {
+        return Err(Error::invalid(format!(
+            "no benchmark scenario matches `--only {f}`"
+        )));
     }
     Ok(out)
 }
@@ -232,7 +268,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.json {
         let map: serde_json::Map<String, serde_json::Value> = results
             .iter()
-            .map(|(n, t, _)| (n.to_string(), serde_json::json!(t)))
+            .map(|(n, t, _, _)| (n.to_string(), serde_json::json!(t)))
             .collect();
         println!("{}", serde_json::json!({ "median_s": map }));
         return Ok(ExitCode::SUCCESS);
@@ -240,7 +276,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let memcpy_gbs = results
         .iter()
         .find(|r| r.0 == "memcpy_64MiB")
-        .map(|r| r.2 / r.1 / 1e9)
+        .map(|r| r.3 / r.1 / 1e9)
         .unwrap_or(f64::NAN);
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     println!(
@@ -248,19 +284,28 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.reps
     );
     println!(
-        "{:<24} {:>12} {:>10} {:>12}",
-        "scenario", "median", "GB/s", "vs memcpy"
+        "{:<24} {:>12} {:>10} {:>12} {:>12}",
+        "scenario", "median", "GB/s", "vs memcpy", "min"
     );
-    for (name, t, bytes) in &results {
-        let gbs = bytes / t / 1e9;
-        let time = if *t < 1e-3 {
+    let fmt_time = |t: f64| {
+        if t < 1e-3 {
             format!("{:.2} us", t * 1e6)
         } else {
             format!("{:.3} ms", t * 1e3)
-        };
+        }
+    };
+    for &(name, t, min, bytes) in &results {
+        if bytes == 0.0 {
+            // Scenarios that move no tensor data (dispatch, compile): time only.
+            println!("{name:<24} {:>12} {:>10} {:>12} {:>12}", fmt_time(t), "-", "-", fmt_time(min));
+            continue;
+        }
+        let gbs = bytes / t / 1e9;
         println!(
-            "{name:<24} {time:>12} {gbs:>10.2} {:>11.2}x",
-            gbs / memcpy_gbs
+            "{name:<24} {:>12} {gbs:>10.2} {:>11.2}x {:>12}",
+            fmt_time(t),
+            gbs / memcpy_gbs,
+            fmt_time(min)
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -106,15 +106,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
             path: path.display().to_string(),
             message: e.to_string(),
         })?;
-        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        for (i, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
             let line = line.map_err(|e| Error::Io {
                 path: path.display().to_string(),
                 message: e.to_string(),
             })?;
-            if line.trim().is_empty() {
+            // A line that is not UTF-8 is one bad line: report it and go on.
+            let line = std::str::from_utf8(&line)
+                .map_err(|e| Error::parse("binding line", format!("not valid UTF-8 ({e})")));
+            if line.as_ref().is_ok_and(|l| l.trim().is_empty()) {
                 continue;
             }
-            match parse_line(&line).and_then(|p| answer(&a, &p)) {
+            match line.and_then(|l| parse_line(l).and_then(|p| answer(&a, &p))) {
                 Ok(v) => writeln!(out, "{v}").map_err(io_err)?,
                 Err(e) => {
                     bad += 1;

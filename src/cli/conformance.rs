@@ -298,12 +298,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 }
             };
             let got = answer_case(&case, args.symbolic);
+            // An error other than the broadcast answer means the case itself is invalid
+            // (or the engine failed): say where, and fail the run.
+            let error = match got.get("error") {
+                Some(Value::String(err)) if err != "broadcast" => Some(err),
+                _ => None,
+            };
+            if let Some(err) = error {
+                eprintln!(
+                    "{}:{}: {} case: {err}",
+                    path.display(),
+                    line.number,
+                    case.kind()
+                );
+                bad_input = true;
+            }
             if args.check {
                 if &got == case.expect() {
                     passed += 1;
                 } else {
                     failed += 1;
-                    if listed < MAX_LISTED {
+                    if error.is_some() {
+                        listed += 1; // already reported above
+                    } else if listed < MAX_LISTED {
                         listed += 1;
                         eprintln!(
                             "{}:{}: {} mismatch: expected {} got {}",

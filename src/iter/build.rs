@@ -154,7 +154,7 @@ fn sizes_equal<I: Int>(a: &[I], b: &[I], why: impl FnOnce() -> String) -> Result
 }
 
 impl<'a, I: Int> TensorIterator<'a, I> {
-    fn name(&self, k: usize) -> String {
+    fn name(&self, k: usize) -> OperandName {
         operand_name(k, self.num_outputs)
     }
 
@@ -166,11 +166,11 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             let name = operand_name(i, num_outputs);
             let (tensor, element_size) = match out {
                 OutputSpec::Given(t) => {
-                    validate::validate_operand(&name, t)?;
+                    validate::validate_operand(name, t)?;
                     (Some(t), t.element_size)
                 }
                 OutputSpec::Undefined { element_size } => {
-                    validate::validate_element_size(&name, *element_size)?;
+                    validate::validate_element_size(name, *element_size)?;
                     (None, *element_size)
                 }
             };
@@ -184,7 +184,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             });
         }
         for (j, t) in config.inputs.iter().enumerate() {
-            validate::validate_operand(&operand_name(num_outputs + j, num_outputs), t)?;
+            validate::validate_operand(operand_name(num_outputs + j, num_outputs), t)?;
             operands.push(Operand {
                 tensor: Some(t),
                 element_size: t.element_size,
@@ -228,7 +228,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 continue;
             };
             let out_name = self.name(i);
-            overlap::assert_no_internal_overlap(i, &out_name, out)?;
+            overlap::assert_no_internal_overlap(i, out_name, out)?;
             for j in self.num_outputs..self.operands.len() {
                 let Some(inp) = self.operands[j].tensor else {
                     continue;
@@ -236,7 +236,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 if !is_same(out, inp) {
                     overlap::assert_no_partial_overlap(
                         (i, &out_name, out),
-                        (j, &self.name(j), inp),
+                        (j, self.name(j), inp),
                     )?;
                 }
             }
@@ -521,11 +521,16 @@ impl<'a, I: Int> TensorIterator<'a, I> {
     fn reorder_dimensions(&mut self) -> Result<()> {
         self.perm = self.compute_perm()?;
         let perm = &self.perm;
-        let reorder = |v: &[I]| perm.iter().map(|&p| v[p].clone()).collect::<Vec<I>>();
-        self.shape = reorder(&self.shape);
+        // In place through a stack scratch buffer: no allocation per operand.
+        let reorder = |v: &mut Vec<I>| {
+            let tmp: smallvec::SmallVec<[I; 8]> = perm.iter().map(|&p| v[p].clone()).collect();
+            v.clear();
+            v.extend(tmp);
+        };
+        reorder(&mut self.shape);
         for op in &mut self.operands {
             if !op.stride_bytes.is_empty() {
-                op.stride_bytes = reorder(&op.stride_bytes);
+                reorder(&mut op.stride_bytes);
             }
         }
         Ok(())
@@ -648,12 +653,26 @@ impl<'a, I: Int> TensorIterator<'a, I> {
     }
 }
 
-/// "output i" / "input j" for operand `k`.
-fn operand_name(k: usize, num_outputs: usize) -> String {
-    if k < num_outputs {
-        format!("output {k}")
-    } else {
-        format!("input {}", k - num_outputs)
+/// "output i" / "input j" for operand `k`, formatted only when an error message needs it
+/// (the build runs per op call; eager `String`s were ~10% of a small op).
+fn operand_name(k: usize, num_outputs: usize) -> OperandName {
+    OperandName { k, num_outputs }
+}
+
+/// The display name of an operand ("output i" / "input j").
+#[derive(Clone, Copy, Debug)]
+pub(super) struct OperandName {
+    k: usize,
+    num_outputs: usize,
+}
+
+impl std::fmt::Display for OperandName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.k < self.num_outputs {
+            write!(f, "output {}", self.k)
+        } else {
+            write!(f, "input {}", self.k - self.num_outputs)
+        }
     }
 }
 

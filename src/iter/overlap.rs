@@ -20,13 +20,14 @@ use super::build::{decide_layout, Predicate};
 use super::config::TensorSpec;
 use crate::error::{Error, Result};
 use crate::int::{Bool, Int};
+use std::fmt::Display;
 
 const CLONE_HINT: &str = "Please clone() the tensor before performing the operation.";
 
 /// Rejects an output (operand `k`, named `name`) whose elements provably share memory.
 pub(super) fn assert_no_internal_overlap<I: Int>(
     k: usize,
-    name: &str,
+    name: impl Display,
     t: &TensorSpec<I>,
 ) -> Result<()> {
     let n = t.ndim();
@@ -85,8 +86,8 @@ pub(super) fn all_equal<I: Int>(a: &[I], b: &[I]) -> I::Bool {
 
 /// Rejects an output (operand `ko`) and an input (operand `ki`) that partially share memory.
 pub(super) fn assert_no_partial_overlap<I: Int>(
-    (ko, out_name, out): (usize, &str, &TensorSpec<I>),
-    (ki, in_name, inp): (usize, &str, &TensorSpec<I>),
+    (ko, out_name, out): (usize, impl Display, &TensorSpec<I>),
+    (ki, in_name, inp): (usize, impl Display, &TensorSpec<I>),
 ) -> Result<()> {
     let (Some(sa), Some(sb)) = (&out.storage, &inp.storage) else {
         return Ok(());
@@ -94,7 +95,7 @@ pub(super) fn assert_no_partial_overlap<I: Int>(
     if sa.id != sb.id {
         return Ok(());
     }
-    let pair = format!("operands {ko},{ki}");
+    let pair = format_args!("operands {ko},{ki}");
     if any_empty(&out.sizes).or(&any_empty(&inp.sizes)).guard(|| {
         format!("compute_mem_overlaps: {pair}: either tensor is empty (no overlap possible)")
     })? {

@@ -78,8 +78,11 @@ impl<I> Plan<I> {
 
 impl Plan<i64> {
     /// Number of elements visited (product of [`Plan::shape`]).
+    ///
+    /// Saturates at `i64::MAX` for a (hand-made, invalid) shape whose product overflows;
+    /// the kernels reject such plans.
     pub fn numel(&self) -> i64 {
-        self.shape.iter().product()
+        self.shape.iter().fold(1i64, |n, &s| n.saturating_mul(s))
     }
 
     /// Reference walk: calls `f` once per iteration point, innermost dimension fastest, with

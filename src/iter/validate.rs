@@ -10,6 +10,7 @@
 use super::config::TensorSpec;
 use crate::error::{Error, Result};
 use crate::int::Int;
+use std::fmt::Display;
 
 /// Largest supported rank (PyTorch's limit for TensorIterator is also 64 on the CPU path).
 pub const MAX_DIMS: usize = 64;
@@ -23,7 +24,7 @@ fn mul(a: i128, b: i128) -> Option<i128> {
 /// Checks one operand: rank, matching sizes/strides lengths, non-negative sizes, strides and
 /// offset, positive element size, no i64 overflow of its byte extent, and (when its storage is
 /// known) that every element it can address lies inside the storage.
-pub(super) fn validate_operand<I: Int>(name: &str, t: &TensorSpec<I>) -> Result<()> {
+pub(super) fn validate_operand<I: Int>(name: impl Display + Copy, t: &TensorSpec<I>) -> Result<()> {
     if t.sizes.len() > MAX_DIMS {
         return Err(Error::Limit {
             message: format!(
@@ -34,7 +35,7 @@ pub(super) fn validate_operand<I: Int>(name: &str, t: &TensorSpec<I>) -> Result<
     }
     if t.sizes.len() != t.strides.len() {
         return Err(Error::layout(
-            name,
+            name.to_string(),
             format!("{} sizes but {} strides", t.sizes.len(), t.strides.len()),
         ));
     }
@@ -43,7 +44,10 @@ pub(super) fn validate_operand<I: Int>(name: &str, t: &TensorSpec<I>) -> Result<
     let offset = t.storage_offset.hint();
     if let Some(o) = offset {
         if o < 0 {
-            return Err(Error::layout(name, format!("negative storage offset {o}")));
+            return Err(Error::layout(
+                name.to_string(),
+                format!("negative storage offset {o}"),
+            ));
         }
     }
     let mut numel: Option<i128> = Some(1);
@@ -56,7 +60,7 @@ pub(super) fn validate_operand<I: Int>(name: &str, t: &TensorSpec<I>) -> Result<
         if let Some(v) = sz {
             if v < 0 {
                 return Err(Error::layout(
-                    name,
+                    name.to_string(),
                     format!("dim {d} has negative size {v}"),
                 ));
             }
@@ -64,7 +68,7 @@ pub(super) fn validate_operand<I: Int>(name: &str, t: &TensorSpec<I>) -> Result<
         if let Some(v) = st {
             if v < 0 {
                 return Err(Error::layout(
-                    name,
+                    name.to_string(),
                     format!("dim {d} has negative stride {v} (negative strides are not supported)"),
                 ));
             }
@@ -114,7 +118,7 @@ pub(super) fn validate_operand<I: Int>(name: &str, t: &TensorSpec<I>) -> Result<
                 let needed = (l + 1) * es;
                 if needed > nbytes as i128 {
                     return Err(Error::layout(
-                        name,
+                        name.to_string(),
                         format!(
                             "addresses bytes up to {needed} (storage offset {}, sizes {}, strides {}) but its storage has {nbytes} bytes",
                             t.storage_offset,
@@ -130,10 +134,10 @@ pub(super) fn validate_operand<I: Int>(name: &str, t: &TensorSpec<I>) -> Result<
 }
 
 /// Element sizes must be positive and small enough for byte arithmetic.
-pub(super) fn validate_element_size(name: &str, element_size: usize) -> Result<()> {
+pub(super) fn validate_element_size(name: impl Display, element_size: usize) -> Result<()> {
     if element_size == 0 || element_size > (1 << 20) {
         return Err(Error::layout(
-            name,
+            name.to_string(),
             format!("invalid element size {element_size} bytes"),
         ));
     }

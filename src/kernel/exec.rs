@@ -127,7 +127,7 @@ pub(crate) fn prepare<const N: usize>(
         for k in 0..num_outputs {
             let op = &plan.operands[k];
             let es = op.element_size as i64;
-            let el: Vec<i64> = op.stride_bytes.iter().map(|s| s / es).collect();
+            let el: SmallVec<[i64; 8]> = op.stride_bytes.iter().map(|s| s / es).collect();
             if !crate::tensor::layout_is_non_overlapping(&plan.shape, &el) {
                 return Err(Error::MemoryOverlap {
                     message: format!("output {k} has internal overlap (more than one element written to one memory location): shape {:?}, byte strides {:?}", plan.shape, op.stride_bytes),

@@ -75,6 +75,6 @@ pub use contiguity::{
 pub use dense::{empty_like_strides, infer_dense_strides};
 pub use strides::{
     channels_last_strides_2d, channels_last_strides_3d, contiguous_strides, numel,
-    strides_for_format, try_contiguous_strides, MemoryFormat,
+    strides_for_format, try_contiguous_strides, try_numel, MemoryFormat,
 };
 pub use validate::{check_layout, check_sizes};

@@ -43,8 +43,17 @@ pub(crate) const CL2D_ORDER: [usize; 4] = [1, 3, 2, 0];
 pub(crate) const CL3D_ORDER: [usize; 5] = [1, 4, 3, 2, 0];
 
 /// The number of elements: the product of all sizes (no branching).
+///
+/// The caller must have validated `sizes` ([`check_sizes`](super::check_sizes)); use
+/// [`try_numel`] on untrusted input.
 pub fn numel<I: Int>(sizes: &[I]) -> I {
     sizes.iter().fold(I::from_i64(1), |acc, s| acc * s.clone())
+}
+
+/// [`numel`] after validating `sizes` (rank, negative sizes, i64 overflow).
+pub fn try_numel<I: Int>(sizes: &[I]) -> Result<I> {
+    check_sizes("sizes", sizes)?;
+    Ok(numel(sizes))
 }
 
 /// Strides of `torch.empty(sizes)`: row-major, where a size-0 dimension counts as 1

@@ -16,8 +16,9 @@ fn probe<I: Int>(v: &I) -> Option<i64> {
     v.as_const().or_else(|| v.hint())
 }
 
-/// Checks that `sizes` describe a tensor shape: no negative size, and the product of
-/// `max(size, 1)` (the largest contiguous stride) fits in i64.
+/// Checks that `sizes` describe a tensor shape: at most [`MAX_DIMS`](crate::iter::MAX_DIMS)
+/// dimensions ([`Error::Limit`]), no negative size, and the product of `max(size, 1)` (the
+/// largest contiguous stride) fits in i64.
 ///
 /// `tensor` names the tensor in the error (operand name or index).
 pub fn check_sizes<I: Int>(tensor: &str, sizes: &[I]) -> Result<()> {
@@ -26,6 +27,16 @@ pub fn check_sizes<I: Int>(tensor: &str, sizes: &[I]) -> Result<()> {
 
 /// [`check_sizes`] with the tensor name built only on error.
 pub(crate) fn check_sizes_named<I: Int>(tensor: impl Fn() -> String, sizes: &[I]) -> Result<()> {
+    if sizes.len() > crate::iter::MAX_DIMS {
+        return Err(Error::Limit {
+            message: format!(
+                "{} has {} dimensions; at most {} are supported",
+                tensor(),
+                sizes.len(),
+                crate::iter::MAX_DIMS
+            ),
+        });
+    }
     let mut extent: i64 = 1;
     for (d, s) in sizes.iter().enumerate() {
         let Some(v) = probe(s) else { continue };

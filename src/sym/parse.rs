@@ -85,6 +85,17 @@ struct Parser<'a> {
 
 const MAX_DEPTH: usize = 200;
 
+/// Largest number of terms a parsed expression may expand to: products and powers of sums
+/// expand into the normal form, so a short input like `(a+b+c+d+e+f+g+h)**64` would
+/// otherwise need billions of terms. Beyond it, parsing fails with [`Error::Limit`].
+const MAX_TERMS: usize = 1024;
+/// Largest degree of any symbol (or call) in a parsed expression, and the largest exponent
+/// literal (so every exponent the printer writes parses back): nested powers multiply
+/// exponents (`((a**64)**64)**64`), and evaluating high powers costs big-integer time.
+const MAX_DEGREE: u64 = 256;
+/// Largest bit size of a constant power (`2**4000` is refused, `(2**64)**30` is fine).
+const MAX_CONST_BITS: u64 = 4096;
+
 impl<'a> Parser<'a> {
     fn peek(&self) -> &Tok {
         &self.toks[self.pos].0
@@ -118,6 +129,48 @@ impl<'a> Parser<'a> {
             Err(self.err(&format!("expected `{op}`, found {}", self.describe())))
         }
     }
+    fn limit(&self, at: usize, what: &str) -> Error {
+        Error::Limit {
+            message: format!(
+                "expression too large at position {at} in `{}`: {what}",
+                self.src
+            ),
+        }
+    }
+
+    /// `a * b`, refused when the expansion could exceed [`MAX_TERMS`] or the degree
+    /// [`MAX_DEGREE`] (which keeps every printed exponent parseable).
+    fn mul(&self, a: &Expr, b: &Expr, at: usize) -> Result<Expr> {
+        if a.terms().len().saturating_mul(b.terms().len()) > MAX_TERMS {
+            return Err(self.limit(at, &format!("its expansion exceeds {MAX_TERMS} terms")));
+        }
+        if degree(a) + degree(b) > MAX_DEGREE {
+            return Err(self.limit(at, &format!("a degree above {MAX_DEGREE}")));
+        }
+        Ok(a.mul(b))
+    }
+
+    /// `base ** e`, within [`MAX_TERMS`] and [`MAX_DEGREE`].
+    fn pow(&self, base: &Expr, e: u32, at: usize) -> Result<Expr> {
+        if let Some(c) = base.as_coeff() {
+            if c.to_big().bits().saturating_mul(u64::from(e)) > MAX_CONST_BITS {
+                return Err(self.limit(
+                    at,
+                    &format!("a constant of more than {MAX_CONST_BITS} bits"),
+                ));
+            }
+            return Ok(base.pow(e));
+        }
+        if degree(base).saturating_mul(u64::from(e)) > MAX_DEGREE {
+            return Err(self.limit(at, &format!("a degree above {MAX_DEGREE}")));
+        }
+        let mut acc = Expr::constant(1);
+        for _ in 0..e {
+            acc = self.mul(&acc, base, at)?;
+        }
+        Ok(acc)
+    }
+
     fn int(&self, v: Val, at: usize) -> Result<Expr> {
         match v {
             Val::Int(e) => Ok(e),
@@ -252,7 +305,7 @@ impl<'a> Parser<'a> {
             let v = self.parse_unary()?;
             let v = self.int(v, at)?;
             acc = match op {
-                "*" => acc.mul(&v),
+                "*" => self.mul(&acc, &v, at)?,
                 "//" => acc.floor_div(&v),
                 _ => acc.modulo(&v),
             };
@@ -292,7 +345,9 @@ impl<'a> Parser<'a> {
         let e = match self.peek().clone() {
             Tok::Int(s) => {
                 self.pos += 1;
-                s.parse::<u32>().ok().filter(|e| *e <= 64)
+                s.parse::<u32>()
+                    .ok()
+                    .filter(|e| u64::from(*e) <= MAX_DEGREE)
             }
             _ => None,
         };
@@ -300,10 +355,10 @@ impl<'a> Parser<'a> {
             perr(
                 self.src,
                 eat,
-                "exponent must be an integer literal between 0 and 64",
+                &format!("exponent must be an integer literal between 0 and {MAX_DEGREE}"),
             )
         })?;
-        Ok(Val::Int(base.pow(e)))
+        Ok(Val::Int(self.pow(&base, e, at)?))
     }
 
     fn args(&mut self) -> Result<Vec<(Val, usize)>> {
@@ -425,6 +480,15 @@ impl<'a> Parser<'a> {
             }
         })
     }
+}
+
+/// The largest exponent of any atom in `e`.
+fn degree(e: &Expr) -> u64 {
+    e.terms()
+        .iter()
+        .flat_map(|t| t.mono.iter().map(|(_, x)| u64::from(*x)))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Names that are functions (and so cannot be symbol names).

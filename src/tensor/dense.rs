@@ -71,6 +71,9 @@ pub(crate) fn check_layout(
             format!("negative storage offset {offset}"),
         ));
     }
+    // The library's shape rule (rank, and contiguous strides of these sizes fit in i64,
+    // even for an empty tensor): later stride computations rely on it.
+    crate::layout::check_sizes(what, sizes)?;
     let mut numel: i64 = 1;
     let mut max = offset;
     for (d, (&s, &st)) in sizes.iter().zip(strides).enumerate() {
@@ -117,7 +120,7 @@ impl<T: Element> Tensor<T> {
     /// A contiguous tensor owning `data` (no copy). Fails if `data.len()` is not the product of
     /// `sizes`.
     pub fn from_vec(data: Vec<T>, sizes: &[i64]) -> Result<Self> {
-        let strides = crate::layout::contiguous_strides(sizes);
+        let strides = crate::layout::try_contiguous_strides(sizes)?;
         let n = data.len();
         let t = Tensor::from_storage(Storage::from_vec(data), sizes, &strides, 0)?;
         if t.numel() as usize != n {

@@ -1,0 +1,178 @@
+//! Fuzzes the golden-case reader (`golden::parse_cases`) and the engine behind it.
+//!
+//! Every parsed case is answered through the layout, broadcast and iterator entry points
+//! on the concrete path and, for small ranks, on the symbolic path (every size and stride a
+//! symbol whose hint is the concrete value, as `symstride conformance --symbolic` does).
+//! Invariants: line numbers are 1-based and increasing; no entry point panics; validation
+//! errors are the same on both paths; a concrete answer equals the symbolic one evaluated
+//! at the hints; every recorded guard holds at the hints.
+//!
+//! Shared by the cargo-fuzz target `fuzz_targets/golden_case.rs` and by `tests/fuzz_regressions.rs`,
+//! which replays `fuzz/seeds/golden_case` and `fuzz/regressions/golden_case` under `cargo test`.
+use symstride::golden::{self, Case};
+use symstride::iter;
+use symstride::layout::{self, StrideMatch};
+use symstride::sym::{Bindings, ShapeEnv, SymInt, SymbolSpec};
+use symstride::{Int, Result};
+
+/// A result as it can be compared across engines: the value, or the kind of error (the
+/// messages name symbols on the symbolic path).
+fn show<T: std::fmt::Debug>(r: Result<T>) -> String {
+    match r {
+        Ok(v) => format!("{v:?}"),
+        Err(e) => {
+            let d = format!("{e:?}");
+            let kind = d.split([' ', '{', '(']).next().unwrap_or("").to_string();
+            assert!(!e.to_string().is_empty(), "empty error message");
+            format!("Err({kind})")
+        }
+    }
+}
+
+/// Lifts concrete values into an engine's integers: `(name prefix, values, minimum)`.
+type Lift<'a, I> = dyn FnMut(&str, &[i64], i64) -> Result<Vec<I>> + 'a;
+
+/// The answers one engine gives for one case, as printable values.
+fn answers<I: Int>(
+    case: &Case,
+    lift: &mut Lift<'_, I>,
+    int: &dyn Fn(&I) -> Result<i64>,
+    boolean: &dyn Fn(&<I as Int>::Bool) -> Result<bool>,
+) -> Vec<String> {
+    let ints = |v: &[I]| -> Result<Vec<i64>> { v.iter().map(int).collect() };
+    let mut out = Vec::new();
+    match case {
+        Case::Layout(c) => {
+            if let Err(e) = layout::check_layout("input", &c.sizes, &c.strides) {
+                return vec![format!("invalid: {e}")];
+            }
+            let (s, t) = match (lift("s", &c.sizes, 0), lift("t", &c.strides, i64::MIN)) {
+                (Ok(s), Ok(t)) => (s, t),
+                (Err(e), _) | (_, Err(e)) => return vec![format!("lift: {e}")],
+            };
+            out.push(show(layout::is_contiguous(&s, &t)));
+            out.push(show(
+                layout::contiguity_expr(&s, &t).and_then(|b| boolean(&b)),
+            ));
+            out.push(show(layout::is_channels_last_contiguous_2d(&s, &t)));
+            out.push(show(layout::is_channels_last_contiguous_3d(&s, &t)));
+            out.push(show(layout::is_non_overlapping_and_dense(&s, &t)));
+            out.push(show(
+                layout::non_overlapping_and_dense_expr(&s, &t).and_then(|b| boolean(&b)),
+            ));
+            out.push(show(
+                layout::suggest_memory_format(&s, &t, StrideMatch::Like).map(|f| f.name()),
+            ));
+            out.push(show(
+                layout::empty_like_strides(&s, &t).and_then(|v| ints(&v)),
+            ));
+            out.push(show(
+                layout::try_contiguous_strides(&s).and_then(|v| ints(&v)),
+            ));
+            out.push(show(
+                layout::channels_last_strides_2d(&s).and_then(|v| ints(&v)),
+            ));
+        }
+        Case::Broadcast(c) => {
+            let mut shapes = Vec::new();
+            for (k, shape) in c.shapes.iter().enumerate() {
+                if let Err(e) = layout::check_sizes(&format!("operand {k}"), shape) {
+                    return vec![format!("invalid: {e}")];
+                }
+                match lift(&format!("x{k}_"), shape, 0) {
+                    Ok(s) => shapes.push(s),
+                    Err(e) => return vec![format!("lift: {e}")],
+                }
+            }
+            let refs: Vec<&[I]> = shapes.iter().map(|s| &s[..]).collect();
+            out.push(show(layout::infer_size(&refs).and_then(|v| ints(&v))));
+        }
+        Case::Elementwise(c) => {
+            let mut inputs = Vec::new();
+            for (k, t) in c.inputs.iter().enumerate() {
+                if let Err(e) = layout::check_layout(&format!("x{k}"), &t.sizes, &t.strides) {
+                    return vec![format!("invalid: {e}")];
+                }
+                match (
+                    lift(&format!("x{k}_s"), &t.sizes, 0),
+                    lift(&format!("x{k}_t"), &t.strides, i64::MIN),
+                ) {
+                    (Ok(s), Ok(st)) => inputs.push((s, st)),
+                    (Err(e), _) | (_, Err(e)) => return vec![format!("lift: {e}")],
+                }
+            }
+            out.push(show(
+                iter::elementwise_output(&inputs).and_then(|(s, t)| Ok((ints(&s)?, ints(&t)?))),
+            ));
+        }
+    }
+    out
+}
+
+fn rank(case: &Case) -> usize {
+    match case {
+        Case::Layout(c) => c.sizes.len().max(c.strides.len()),
+        Case::Broadcast(c) => c.shapes.iter().map(|s| s.len()).sum(),
+        Case::Elementwise(c) => c.inputs.iter().map(|t| t.sizes.len()).sum(),
+    }
+}
+
+/// Runs every check on one input (panics on a violated invariant).
+pub fn check(data: &[u8]) {
+    if data.len() > 4096 {
+        return;
+    }
+    let text = String::from_utf8_lossy(data);
+    let lines = golden::parse_cases(&text);
+    let mut last = 0;
+    for line in &lines {
+        assert!(line.number > last, "line numbers must increase");
+        last = line.number;
+        let Ok(case) = &line.case else { continue };
+        let concrete = answers::<i64>(case, &mut |_, v, _| Ok(v.to_vec()), &|v| Ok(*v), &|b| {
+            Ok(*b)
+        });
+        // The symbolic path is much slower; keep it to the ranks golden files use.
+        if rank(case) > 12 {
+            continue;
+        }
+        let env = ShapeEnv::default();
+        let mut n = 0;
+        let lift_env = env.clone();
+        let mut lift = |prefix: &str, values: &[i64], min: i64| -> Result<Vec<SymInt>> {
+            values
+                .iter()
+                .map(|&v| {
+                    n += 1;
+                    lift_env.create_symbol(
+                        &format!("{prefix}{n}"),
+                        v,
+                        SymbolSpec {
+                            min,
+                            ..Default::default()
+                        },
+                    )
+                })
+                .collect()
+        };
+        let hints = std::cell::RefCell::new(Bindings::new());
+        let symbolic = {
+            let int = |v: &SymInt| {
+                *hints.borrow_mut() = env.hints();
+                v.eval(&hints.borrow())
+            };
+            let boolean = |b: &symstride::sym::SymBool| b.eval(&env.hints());
+            answers::<SymInt>(case, &mut lift, &int, &boolean)
+        };
+        assert_eq!(
+            concrete, symbolic,
+            "concrete vs symbolic answers for line {}",
+            line.number
+        );
+        let guards = env.guard_set();
+        let at_hints = guards
+            .eval(&env.hints())
+            .expect("guards evaluate at the hints");
+        assert_eq!(at_hints, None, "a recorded guard fails at the hints");
+    }
+}
