@@ -54,6 +54,9 @@ pub(crate) struct ExprProgram {
     exprs: Vec<Expr>,
 }
 
+/// `coef * Π v[i]` with the symbol indices sorted and repeated per exponent.
+type FlatTerm = (i64, Vec<u32>);
+
 struct Builder {
     nsym: u32,
     instrs: Vec<Instr>,
@@ -133,7 +136,7 @@ impl ExprProgram {
     /// a symbol not in the list.
     pub(crate) fn new(symbols: &[String], exprs: Vec<Expr>) -> Result<ExprProgram> {
         let index = |s: &str| symbols.iter().position(|n| n == s);
-        let mut polys: Vec<Option<Vec<(i64, Vec<u32>)>>> = Vec::with_capacity(exprs.len());
+        let mut polys: Vec<Option<Vec<FlatTerm>>> = Vec::with_capacity(exprs.len());
         for e in &exprs {
             for s in e.symbols() {
                 if index(s.as_str()).is_none() {
@@ -152,7 +155,7 @@ impl ExprProgram {
                                 return None;
                             }
                             let i = index(s.as_str())? as u32;
-                            m.extend(std::iter::repeat(i).take(exp as usize));
+                            m.extend(std::iter::repeat_n(i, exp as usize));
                         }
                         m.sort_unstable();
                         Some((coef, m))
