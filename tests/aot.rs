@@ -142,7 +142,9 @@ fn cover_admits_every_binding_with_torch_output() {
 fn cover_admits_small_bindings_including_zero() {
     let text = std::fs::read_to_string(SPECS).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
-    for s in v.as_array().unwrap().iter().take(3) {
+    // All public specs: zero-size classes share specializations when their plans agree
+    // (cover.rs), which this checks against fresh concrete builds.
+    for s in v.as_array().unwrap() {
         let spec = Spec::from_value(s).unwrap();
         let a = Artifact::compile(
             &spec,

@@ -446,7 +446,10 @@ fn closed_stdout_is_not_a_panic() {
     let s = Scratch::new("pipe");
     let plan = compiled(&s);
     let spec = s.file("seed2.json", SEED_SPEC.as_bytes());
-    let cases = s.file("c.jsonl", format!("{GOOD_LAYOUT}\n").repeat(2000).as_bytes());
+    let cases = s.file(
+        "c.jsonl",
+        format!("{GOOD_LAYOUT}\n").repeat(2000).as_bytes(),
+    );
     for args in [
         vec!["guards", p(&plan)],
         vec!["compile", p(&spec), "-o", p(&s.0.join("x.plan"))],
@@ -467,6 +470,10 @@ fn closed_stdout_is_not_a_panic() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!stderr.contains("panicked"), "{args:?}:\n{stderr}");
-        assert_ne!(out.status.code(), Some(0), "{args:?}: output lost but exit 0");
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: output lost but exit 0"
+        );
     }
 }

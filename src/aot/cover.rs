@@ -4,6 +4,8 @@ use super::spec::Spec;
 use super::specialization::Specialization;
 use super::trace::trace;
 use crate::error::{Error, Result};
+use crate::iter::Plan;
+use crate::sym::{decide_under, BoolExpr, Expr, Guard, Symbol};
 
 /// Options of a compile.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,6 +97,7 @@ pub fn compile_specializations(
         &[false]
     };
     let mut probe = vec![0i64; k];
+    let mut first_zero = usize::MAX;
     for &zero in passes {
         let values = probe_values(spec, zero, two_large);
         let count: usize = values.iter().map(Vec::len).product();
@@ -117,8 +120,25 @@ pub fn compile_specializations(
             }
             match trace(spec, &probe) {
                 Ok(s) => {
-                    if !out.iter().any(|o| o.guards == s.guards) {
-                        out.push(s);
+                    if out.iter().any(|o| o.guards == s.guards) {
+                        continue;
+                    }
+                    // A zero-size class whose plan an earlier zero-size specialization
+                    // already computes (equal under the new guards: entries multiplied by
+                    // the zero size vanish) widens that one's guards instead.
+                    let host = if zero {
+                        (first_zero..out.len()).find(|&j| plan_agrees(&out[j].plan, &s, spec))
+                    } else {
+                        None
+                    };
+                    match host {
+                        Some(j) => out[j] = widen(spec, &out[j], &s)?,
+                        None => {
+                            if zero && first_zero == usize::MAX {
+                                first_zero = out.len();
+                            }
+                            out.push(s)
+                        }
                     }
                 }
                 Err(Error::Broadcast { .. }) => {}
@@ -128,4 +148,89 @@ pub fn compile_specializations(
     }
     let _ = total;
     Ok(out)
+}
+
+/// True when `plan` has the structure of `s.plan` and every entry equals `s.plan`'s
+/// wherever `s`'s guards hold (decided statically; sizes `>= 0`).
+fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec) -> bool {
+    let other = &s.plan;
+    let same_shape = plan.perm == other.perm
+        && plan.num_outputs == other.num_outputs
+        && plan.shape.len() == other.shape.len()
+        && plan.broadcast_shape.len() == other.broadcast_shape.len()
+        && plan.operands.len() == other.operands.len()
+        && plan.output_strides.len() == other.output_strides.len()
+        && plan.operands.iter().zip(&other.operands).all(|(a, b)| {
+            a.element_size == b.element_size
+                && a.is_output == b.is_output
+                && a.stride_bytes.len() == b.stride_bytes.len()
+        });
+    if !same_shape {
+        return false;
+    }
+    let mins: Vec<(Symbol, i64)> = spec.symbols.iter().map(|n| (Symbol::new(n), 0)).collect();
+    let facts: Vec<&BoolExpr> = s.guards.iter().map(|g| &g.cond).collect();
+    let equal = |a: &Expr, b: &Expr| {
+        a == b || decide_under(&mins, &facts, &BoolExpr::eq(a, b)) == Some(true)
+    };
+    let pairs = plan
+        .shape
+        .iter()
+        .zip(&other.shape)
+        .chain(plan.broadcast_shape.iter().zip(&other.broadcast_shape))
+        .chain(
+            plan.operands
+                .iter()
+                .zip(&other.operands)
+                .flat_map(|(a, b)| a.stride_bytes.iter().zip(&b.stride_bytes))
+                .chain(
+                    plan.operands
+                        .iter()
+                        .zip(&other.operands)
+                        .map(|(a, b)| (&a.offset, &b.offset)),
+                ),
+        )
+        .chain(
+            plan.output_strides
+                .iter()
+                .zip(&other.output_strides)
+                .flat_map(|(a, b)| a.iter().zip(b)),
+        );
+    for (a, b) in pairs {
+        if !equal(a, b) {
+            return false;
+        }
+    }
+    true
+}
+
+/// `host` admitting also what `s` admits: the guards both share, then one guard
+/// `(rest of host) || (rest of s)`. Sound because `host`'s plan equals `s`'s wherever
+/// `s`'s guards hold ([`plan_agrees`]).
+fn widen(spec: &Spec, host: &Specialization, s: &Specialization) -> Result<Specialization> {
+    let common: Vec<Guard> = host
+        .guards
+        .iter()
+        .filter(|g| s.guards.iter().any(|h| h.cond == g.cond))
+        .cloned()
+        .collect();
+    let rest = |gs: &[Guard]| {
+        BoolExpr::and_all(
+            gs.iter()
+                .filter(|g| !common.iter().any(|c| c.cond == g.cond))
+                .map(|g| g.cond.clone()),
+        )
+    };
+    let either = BoolExpr::or_all([rest(&host.guards), rest(&s.guards)]);
+    let mut guards = common;
+    if either.as_const() != Some(true) {
+        guards.push(Guard {
+            cond: either,
+            reason: format!(
+                "cover: one plan for the zero-size classes traced at {:?} and {:?}",
+                host.traced_at, s.traced_at
+            ),
+        });
+    }
+    Specialization::new(spec, host.traced_at.clone(), guards, host.plan.clone())
 }

@@ -26,6 +26,36 @@ struct Binder {
     strides: ExprProgram,
     /// First slot in `strides` of each input (unused for layout inputs).
     first: Vec<usize>,
+    /// Fast path: where each symbol is read from (first occurrence).
+    sources: Vec<Src>,
+    /// Fast path: every other size/stride that must equal a symbol or a constant.
+    checks: Vec<(Src, Want)>,
+}
+
+/// A size or stride of an input.
+#[derive(Clone, Copy, Debug)]
+struct Src {
+    input: u32,
+    dim: u32,
+    stride: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Want {
+    Sym(u32),
+    Const(i64),
+}
+
+impl Src {
+    #[inline(always)]
+    fn read(self, inputs: &[(&[i64], &[i64])]) -> i64 {
+        let (sizes, strides) = inputs[self.input as usize];
+        if self.stride {
+            strides[self.dim as usize]
+        } else {
+            sizes[self.dim as usize]
+        }
+    }
 }
 
 impl Binder {
@@ -38,11 +68,121 @@ impl Binder {
                 exprs.extend(es.iter().cloned());
             }
         }
+        // The same order as `bind_checked`: per input its sizes, then its bare stride symbols.
+        let mut sources: Vec<Option<Src>> = vec![None; spec.symbols.len()];
+        let mut checks = Vec::new();
+        let mut see = |src: Src, j: usize, checks: &mut Vec<(Src, Want)>| match sources[j] {
+            None => sources[j] = Some(src),
+            Some(_) => checks.push((src, Want::Sym(j as u32))),
+        };
+        for (i, inp) in spec.inputs.iter().enumerate() {
+            for (d, s) in inp.sizes.iter().enumerate() {
+                let src = Src {
+                    input: i as u32,
+                    dim: d as u32,
+                    stride: false,
+                };
+                match s {
+                    SizeSpec::Const(k) => checks.push((src, Want::Const(*k))),
+                    SizeSpec::Sym(j) => see(src, *j, &mut checks),
+                }
+            }
+            if let StrideSpec::Exprs(es) = &inp.strides {
+                for (d, e) in es.iter().enumerate() {
+                    if let Some(j) = e.as_symbol().and_then(|s| spec.symbol_index(s.as_str())) {
+                        let src = Src {
+                            input: i as u32,
+                            dim: d as u32,
+                            stride: true,
+                        };
+                        see(src, j, &mut checks);
+                    }
+                }
+            }
+        }
+        let sources = sources
+            .into_iter()
+            .enumerate()
+            .map(|(j, s)| {
+                s.ok_or_else(|| {
+                    Error::symbol(format!(
+                        "symbol `{}` could not be bound from the inputs",
+                        spec.symbols[j]
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Binder {
             spec: spec.clone(),
             strides: ExprProgram::new(&spec.symbols, exprs)?,
             first,
+            sources,
+            checks,
         })
+    }
+
+    /// Binds `values` from `inputs`; on any problem, the checked path gives the error.
+    #[inline]
+    fn bind(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Result<()> {
+        if self.bind_fast(inputs, values) == Some(true) {
+            Ok(())
+        } else {
+            self.bind_checked(inputs, values)
+        }
+    }
+
+    /// The binding without error reporting: `Some(true)` when the inputs are the spec's
+    /// (same conditions as [`Binder::bind_checked`]).
+    #[inline]
+    fn bind_fast(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Option<bool> {
+        let spec = &self.spec;
+        if inputs.len() != spec.inputs.len() || values.len() != self.sources.len() {
+            return None;
+        }
+        for ((sizes, strides), inp) in inputs.iter().zip(&spec.inputs) {
+            if sizes.len() != inp.sizes.len() || strides.len() != sizes.len() {
+                return None;
+            }
+        }
+        for (v, src) in values.iter_mut().zip(&self.sources) {
+            *v = src.read(inputs);
+        }
+        // Sizes are symbols or (non-negative) constants, so this covers negative sizes and
+        // negative bare stride symbols.
+        if values.iter().any(|&v| v < 0) {
+            return None;
+        }
+        for &(src, want) in &self.checks {
+            let w = match want {
+                Want::Sym(j) => values[j as usize],
+                Want::Const(k) => k,
+            };
+            if src.read(inputs) != w {
+                return None;
+            }
+        }
+        for (i, ((sizes, strides), inp)) in inputs.iter().zip(&spec.inputs).enumerate() {
+            match &inp.strides {
+                StrideSpec::Layout(f) => {
+                    if layout_mismatch(sizes, strides, *f).is_some() {
+                        return None;
+                    }
+                }
+                StrideSpec::Exprs(es) => {
+                    let first = self.first[i];
+                    let ok = self
+                        .strides
+                        .with_values(values, |v| {
+                            (0..es.len()).all(|d| v.get(first + d) == strides[d])
+                        })
+                        .ok()?;
+                    if !ok {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some(true)
     }
 
     fn set(&self, values: &mut [i64], j: usize, v: i64, what: impl Fn() -> String) -> Result<()> {
@@ -61,7 +201,8 @@ impl Binder {
         }
     }
 
-    fn bind(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Result<()> {
+    #[cold]
+    fn bind_checked(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Result<()> {
         let spec = &self.spec;
         if inputs.len() != spec.inputs.len() {
             return Err(Error::invalid(format!(
@@ -143,17 +284,20 @@ impl Binder {
                     }
                 }
                 StrideSpec::Exprs(es) => {
-                    for (d, e) in es.iter().enumerate() {
-                        let want = self.strides.eval(self.first[i] + d, values)?;
-                        if want != strides[d] {
-                            return Err(Error::layout(
-                                format!("input {i}"),
-                                format!(
-                                    "stride {} at dim {d}, but the spec's `{e}` is {want} here",
-                                    strides[d]
-                                ),
-                            ));
-                        }
+                    let first = self.first[i];
+                    let bad = self.strides.with_values(values, |v| {
+                        (0..es.len())
+                            .map(|d| (d, v.get(first + d)))
+                            .find(|&(d, want)| want != strides[d])
+                    })?;
+                    if let Some((d, want)) = bad {
+                        return Err(Error::layout(
+                            format!("input {i}"),
+                            format!(
+                                "stride {} at dim {d}, but the spec's `{}` is {want} here",
+                                strides[d], es[d]
+                            ),
+                        ));
                     }
                 }
             }
@@ -319,8 +463,15 @@ impl Dispatcher {
 
     /// Binds `inputs` and dispatches (see [`Dispatcher::bind`], [`Dispatcher::dispatch_values`]).
     pub fn dispatch(&self, inputs: &[(&[i64], &[i64])], out: &mut Plan<i64>) -> Result<Dispatched> {
-        let v = self.bind(inputs)?;
-        self.dispatch_values(&v, out)
+        let n = self.binder.sources.len();
+        if n <= 8 {
+            let mut v = [UNBOUND; 8];
+            self.binder.bind(inputs, &mut v[..n])?;
+            self.dispatch_values(&v[..n], out)
+        } else {
+            let v = self.bind(inputs)?;
+            self.dispatch_values(&v, out)
+        }
     }
 
     /// Like [`Dispatcher::dispatch`], returning a fresh plan.

@@ -3,11 +3,13 @@
 //! The iterator records conditions as its steps phrase them: `c < c*w` (a stride
 //! comparison), `c*h*w != 1 && c != 1 && w != 1` (a coalescing test over all operands). Under
 //! the specialization's symbol ranges these are equivalent to `w >= 2` and `c != 1 && w != 1`.
-//! The symbolic layer's interval reasoning does not see through products of symbols, so
-//! this pass does four equivalence-preserving rewrites:
+//! The symbolic layer already records comparisons with known-positive monomial factors
+//! cancelled (`c < c*w` is recorded as `w >= 2` once `c >= 1` is known), so most guards
+//! arrive minimal; this pass does four equivalence-preserving rewrites for the rest:
 //!
 //! 1. cancel monomial factors whose symbols are `>= 1` from every comparison
-//!    ([`BoolExpr::cancel_positive_monomials`]);
+//!    ([`BoolExpr::cancel_positive_monomials`]; again after the substitutions of step 2,
+//!    which can expose new factors);
 //! 2. write `s <= m` as `s == m` when `m` is the symbol's minimum, and substitute such
 //!    equalities into the other guards (`c == 1, c < w` becomes `c == 1, w >= 2`);
 //! 3. factor common conjuncts out of an `||` and drop disjuncts that imply another one

@@ -2,188 +2,299 @@
 //!
 //! Instantiating a specialization evaluates a few dozen expressions (`4*c*h*w`, `h`, `0`)
 //! per call. Going through [`Bindings`] (name lookups, exact arithmetic) would cost more
-//! than the whole guard check, so each expression is compiled once into a list of terms
-//! `coef * Π v[i]^e` evaluated with checked `i64` arithmetic. Anything the flat form cannot
-//! express (`Max`, `FloorDiv`, ...) or any overflow falls back to the exact evaluator, so
-//! the answer is always [`Expr::eval`]'s.
+//! than the whole guard check, and evaluating each expression on its own repeats work: plan
+//! entries are mostly monomials sharing factors (`c*w`, `c*h*w`, `4*c*h*w`). So the whole
+//! list is compiled once into one straight-line program over registers (symbol values
+//! first) with common subexpressions computed once, evaluated with checked `i64`
+//! arithmetic into a stack register file, and read straight into the caller's plan.
+//! Anything the flat form cannot express (`Max`, `FloorDiv`, ...) is evaluated exactly
+//! in its step, and any overflow re-evaluates everything exactly, so the answer is always
+//! [`Expr::eval`]'s.
 
 use crate::error::{Error, Result};
 use crate::iter::{OperandPlan, Plan};
 use crate::sym::{Bindings, Expr};
-use smallvec::SmallVec;
 
-#[derive(Clone, Copy, Debug)]
-struct Term {
-    coef: i64,
-    start: u32,
-    end: u32,
-}
-
-#[derive(Clone, Debug)]
-enum Slot {
+/// One step of the straight-line program; step `i` defines register `nsym + i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Instr {
     Const(i64),
-    /// A bare symbol (the most common plan entry: a size).
-    Sym(u32),
-    /// One term `coef * Π v[i]^e` (strides are monomials).
-    Mono(Term),
-    Poly {
-        start: u32,
-        end: u32,
-    },
-    Exact,
+    /// `r[a] * r[b]` (checked).
+    Mul(u32, u32),
+    /// `r[a] * k` (checked).
+    MulK(u32, i64),
+    /// `r[a] + r[b]` (checked).
+    Add(u32, u32),
+    /// `r[a] + k` (checked).
+    AddK(u32, i64),
+    /// Expression `k` evaluated exactly (not a plain `i64` polynomial).
+    Exact(u32),
 }
 
-/// A list of expressions compiled for a fixed symbol order.
+/// Register file size kept on the stack; larger programs use a heap buffer.
+const STACK_REGS: usize = 32;
+
+/// A list of expressions compiled, for a fixed symbol order, into one straight-line program
+/// over registers (the symbol values first, then one register per step). Common
+/// subexpressions are computed once: every monomial is built from the largest monomial
+/// already computed that divides it (`4*c*h*w` reuses `c*h*w`, which reuses `h*w`), and
+/// identical steps are shared. All arithmetic is checked; on any overflow every expression
+/// is re-evaluated exactly, so results and errors are always [`Expr::eval`]'s.
 #[derive(Clone, Debug)]
 pub(crate) struct ExprProgram {
     symbols: Vec<String>,
-    slots: Vec<Slot>,
-    terms: Vec<Term>,
-    factors: Vec<(u32, u32)>,
+    instrs: Vec<Instr>,
+    /// The non-constant steps with their destination register.
+    steps: Vec<(u32, Instr)>,
+    /// Initial register file (constants in place) for programs of at most `STACK_REGS`
+    /// registers.
+    init: [i64; STACK_REGS],
+    /// Register holding each expression's value.
+    outs: Vec<u32>,
     exprs: Vec<Expr>,
-    /// Indices of the non-constant slots.
-    varying: Vec<u32>,
-    /// Every slot's value if constant, else 0.
-    consts: Vec<i64>,
+}
+
+/// `coef * Π v[i]` with the symbol indices sorted and repeated per exponent.
+type FlatTerm = (i64, Vec<u32>);
+
+struct Builder {
+    nsym: u32,
+    instrs: Vec<Instr>,
+    memo: std::collections::HashMap<Instr, u32>,
+    /// Monomials (sorted symbol multisets) already in a register.
+    monos: Vec<(Vec<u32>, u32)>,
+}
+
+impl Builder {
+    fn emit(&mut self, i: Instr) -> u32 {
+        if let Some(&r) = self.memo.get(&i) {
+            return r;
+        }
+        let r = self.nsym + self.instrs.len() as u32;
+        self.instrs.push(i);
+        if !matches!(i, Instr::Exact(_)) {
+            self.memo.insert(i, r);
+        }
+        r
+    }
+
+    /// Register of the monomial `m` (sorted symbol indices, repeated per exponent).
+    fn mono(&mut self, m: &[u32]) -> u32 {
+        if m.len() == 1 {
+            return m[0];
+        }
+        if let Some((_, r)) = self.monos.iter().find(|(x, _)| x[..] == *m) {
+            return *r;
+        }
+        // Largest computed proper divisor, else split off the last factor.
+        let best = self
+            .monos
+            .iter()
+            .filter(|(x, _)| x.len() < m.len() && divides(x, m))
+            .max_by_key(|(x, _)| x.len())
+            .map(|(x, r)| (x.clone(), *r));
+        let (a, rest) = match best {
+            Some((x, r)) => (r, remove(m, &x)),
+            None => (self.mono(&m[..m.len() - 1]), vec![m[m.len() - 1]]),
+        };
+        let b = self.mono(&rest);
+        let (a, b) = (a.min(b), a.max(b));
+        let r = self.emit(Instr::Mul(a, b));
+        self.monos.push((m.to_vec(), r));
+        r
+    }
+}
+
+/// True when multiset `a` divides multiset `b` (both sorted).
+fn divides(a: &[u32], b: &[u32]) -> bool {
+    let mut j = 0;
+    for x in a {
+        while j < b.len() && b[j] < *x {
+            j += 1;
+        }
+        if j == b.len() || b[j] != *x {
+            return false;
+        }
+        j += 1;
+    }
+    true
+}
+
+/// `b / a` for multisets with `a` dividing `b`.
+fn remove(b: &[u32], a: &[u32]) -> Vec<u32> {
+    let mut out = b.to_vec();
+    for x in a {
+        if let Some(p) = out.iter().position(|y| y == x) {
+            out.remove(p);
+        }
+    }
+    out
 }
 
 impl ExprProgram {
     /// Compiles `exprs` for values given in `symbols` order. Fails if an expression mentions
     /// a symbol not in the list.
     pub(crate) fn new(symbols: &[String], exprs: Vec<Expr>) -> Result<ExprProgram> {
-        let mut p = ExprProgram {
-            symbols: symbols.to_vec(),
-            slots: Vec::with_capacity(exprs.len()),
-            terms: Vec::new(),
-            factors: Vec::new(),
-            exprs: Vec::new(),
-            varying: Vec::new(),
-            consts: Vec::new(),
-        };
+        let index = |s: &str| symbols.iter().position(|n| n == s);
+        let mut polys: Vec<Option<Vec<FlatTerm>>> = Vec::with_capacity(exprs.len());
         for e in &exprs {
             for s in e.symbols() {
-                if !symbols.iter().any(|n| n == s.as_str()) {
+                if index(s.as_str()).is_none() {
                     return Err(Error::symbol(format!(
                         "expression `{e}` mentions unknown symbol `{s}`"
                     )));
                 }
             }
-            let slot = if let Some(c) = e.as_const() {
-                Slot::Const(c)
-            } else if let Some(i) = e
-                .as_symbol()
-                .and_then(|s| symbols.iter().position(|n| n == s.as_str()))
-            {
-                Slot::Sym(i as u32)
-            } else if let Some(terms) = e.polynomial_terms() {
-                let start = p.terms.len() as u32;
-                for (coef, fs) in terms {
-                    let fstart = p.factors.len() as u32;
-                    for (s, exp) in fs {
-                        let i = symbols.iter().position(|n| n == s.as_str()).unwrap_or(0);
-                        p.factors.push((i as u32, exp));
-                    }
-                    p.terms.push(Term {
-                        coef,
-                        start: fstart,
-                        end: p.factors.len() as u32,
-                    });
-                }
-                if p.terms.len() as u32 == start + 1 {
-                    Slot::Mono(p.terms.pop().unwrap_or(Term {
-                        coef: 0,
-                        start: 0,
-                        end: 0,
-                    }))
-                } else {
-                    Slot::Poly {
-                        start,
-                        end: p.terms.len() as u32,
-                    }
-                }
-            } else {
-                Slot::Exact
-            };
-            p.slots.push(slot);
+            polys.push(e.polynomial_terms().and_then(|terms| {
+                terms
+                    .into_iter()
+                    .map(|(coef, fs)| {
+                        let mut m = Vec::new();
+                        for (s, exp) in fs {
+                            if exp > 16 {
+                                return None;
+                            }
+                            let i = index(s.as_str())? as u32;
+                            m.extend(std::iter::repeat_n(i, exp as usize));
+                        }
+                        m.sort_unstable();
+                        Some((coef, m))
+                    })
+                    .collect::<Option<Vec<_>>>()
+            }));
         }
-        p.exprs = exprs;
-        for (k, slot) in p.slots.iter().enumerate() {
-            match slot {
-                Slot::Const(c) => p.consts.push(*c),
-                _ => {
-                    p.consts.push(0);
-                    p.varying.push(k as u32);
+        let mut b = Builder {
+            nsym: symbols.len() as u32,
+            instrs: Vec::new(),
+            memo: Default::default(),
+            monos: Vec::new(),
+        };
+        // Monomials by increasing degree, so that larger ones reuse smaller ones.
+        let mut all: Vec<Vec<u32>> = polys
+            .iter()
+            .flatten()
+            .flat_map(|ts| ts.iter().map(|(_, m)| m.clone()))
+            .filter(|m| m.len() > 1)
+            .collect();
+        all.sort_by_key(|m| (m.len(), m.clone()));
+        all.dedup();
+        for m in &all {
+            b.mono(m);
+        }
+        let mut outs = Vec::with_capacity(exprs.len());
+        for (k, poly) in polys.iter().enumerate() {
+            let r = match poly {
+                None => b.emit(Instr::Exact(k as u32)),
+                Some(ts) => {
+                    let mut konst = 0i64;
+                    let mut acc: Option<u32> = None;
+                    for (coef, m) in ts {
+                        if m.is_empty() {
+                            konst = *coef;
+                            continue;
+                        }
+                        let r = b.mono(m);
+                        let t = if *coef == 1 {
+                            r
+                        } else {
+                            b.emit(Instr::MulK(r, *coef))
+                        };
+                        acc = Some(match acc {
+                            None => t,
+                            Some(a) => b.emit(Instr::Add(a.min(t), a.max(t))),
+                        });
+                    }
+                    match acc {
+                        None => b.emit(Instr::Const(konst)),
+                        Some(a) if konst == 0 => a,
+                        Some(a) => b.emit(Instr::AddK(a, konst)),
+                    }
                 }
+            };
+            outs.push(r);
+        }
+        let nsym = symbols.len();
+        let mut init = [0i64; STACK_REGS];
+        let mut steps = Vec::with_capacity(b.instrs.len());
+        for (i, ins) in b.instrs.iter().enumerate() {
+            match *ins {
+                Instr::Const(k) => {
+                    if let Some(r) = init.get_mut(nsym + i) {
+                        *r = k;
+                    }
+                }
+                _ => steps.push(((nsym + i) as u32, *ins)),
             }
         }
-        Ok(p)
+        Ok(ExprProgram {
+            symbols: symbols.to_vec(),
+            steps,
+            init,
+            instrs: b.instrs,
+            outs,
+            exprs,
+        })
     }
 
-    /// Number of expressions.
-    pub(crate) fn len(&self) -> usize {
-        self.slots.len()
-    }
-
-    #[inline(always)]
-    fn term(&self, t: &Term, values: &[i64]) -> Option<i64> {
-        let mut v = t.coef;
-        for &(i, e) in &self.factors[t.start as usize..t.end as usize] {
-            let x = *values.get(i as usize)?;
-            let p = if e == 1 { x } else { x.checked_pow(e)? };
-            v = v.checked_mul(p)?;
-        }
-        Some(v)
-    }
-
+    /// Runs the program on `regs` (symbol values and constants already in place);
+    /// `None` on overflow or on an exact evaluation error.
     #[inline]
-    fn fast(&self, start: u32, end: u32, values: &[i64]) -> Option<i64> {
-        let mut acc: i64 = 0;
-        for t in &self.terms[start as usize..end as usize] {
-            acc = acc.checked_add(self.term(t, values)?)?;
-        }
-        Some(acc)
-    }
-
-    /// Value of expression `k` at `values` (same answer and errors as [`Expr::eval`]).
-    #[inline]
-    pub(crate) fn eval(&self, k: usize, values: &[i64]) -> Result<i64> {
-        match &self.slots[k] {
-            Slot::Const(c) => Ok(*c),
-            Slot::Sym(i) => match values.get(*i as usize) {
-                Some(v) => Ok(*v),
-                None => self.exact(k, values),
-            },
-            Slot::Mono(t) => match self.term(t, values) {
-                Some(v) => Ok(v),
-                None => self.exact(k, values),
-            },
-            Slot::Poly { start, end } => match self.fast(*start, *end, values) {
-                Some(v) => Ok(v),
-                None => self.exact(k, values),
-            },
-            Slot::Exact => self.exact(k, values),
-        }
-    }
-
-    /// Evaluates the non-constant expressions into `out` (same length as the program;
-    /// constant entries are left as they are: the caller pre-fills them).
-    #[inline]
-    pub(crate) fn eval_all(&self, values: &[i64], out: &mut [i64]) -> Result<()> {
-        for &k in &self.varying {
-            let k = k as usize;
-            let fast = match &self.slots[k] {
-                Slot::Const(c) => Some(*c),
-                Slot::Sym(i) => values.get(*i as usize).copied(),
-                Slot::Mono(t) => self.term(t, values),
-                Slot::Poly { start, end } => self.fast(*start, *end, values),
-                Slot::Exact => None,
+    fn run(&self, values: &[i64], regs: &mut [i64]) -> Option<()> {
+        for &(dst, ins) in &self.steps {
+            let v = match ins {
+                Instr::Const(k) => k,
+                Instr::Mul(a, b) => regs[a as usize].checked_mul(regs[b as usize])?,
+                Instr::MulK(a, k) => regs[a as usize].checked_mul(k)?,
+                Instr::Add(a, b) => regs[a as usize].checked_add(regs[b as usize])?,
+                Instr::AddK(a, k) => regs[a as usize].checked_add(k)?,
+                Instr::Exact(k) => self.exact(k as usize, values).ok()?,
             };
-            out[k] = match fast {
-                Some(v) => v,
-                None => self.exact(k, values)?,
-            };
+            regs[dst as usize] = v;
         }
-        Ok(())
+        Some(())
+    }
+
+    /// Evaluates every expression at `values` and hands them to `f` (same answers and
+    /// errors as [`Expr::eval`]).
+    #[inline]
+    pub(crate) fn with_values<R>(
+        &self,
+        values: &[i64],
+        f: impl FnOnce(Evaluated<'_>) -> R,
+    ) -> Result<R> {
+        let nsym = self.symbols.len();
+        if values.len() != nsym {
+            return Err(Error::invalid(format!(
+                "expected {nsym} symbol values, got {}",
+                values.len()
+            )));
+        }
+        let n = nsym + self.instrs.len();
+        let mut stack = self.init;
+        let mut heap = Vec::new();
+        let regs: &mut [i64] = if n <= STACK_REGS {
+            &mut stack[..n]
+        } else {
+            heap.resize(n, 0);
+            for (i, ins) in self.instrs.iter().enumerate() {
+                if let Instr::Const(k) = ins {
+                    heap[nsym + i] = *k;
+                }
+            }
+            &mut heap
+        };
+        regs[..nsym].copy_from_slice(values);
+        if self.run(values, regs).is_none() {
+            // Exact values into the output registers (shared registers hold identical
+            // expressions, hence identical values).
+            for k in 0..self.outs.len() {
+                regs[self.outs[k] as usize] = self.exact(k, values)?;
+            }
+        }
+        Ok(f(Evaluated {
+            regs,
+            outs: &self.outs,
+        }))
     }
 
     #[cold]
@@ -202,6 +313,21 @@ impl ExprProgram {
                 .zip(values.iter().copied()),
         );
         self.exprs[k].eval(&b)
+    }
+}
+
+/// The values of a program's expressions at one binding.
+#[derive(Clone, Copy)]
+pub(crate) struct Evaluated<'a> {
+    regs: &'a [i64],
+    outs: &'a [u32],
+}
+
+impl Evaluated<'_> {
+    /// Value of expression `k`.
+    #[inline(always)]
+    pub(crate) fn get(&self, k: usize) -> i64 {
+        self.regs[self.outs[k] as usize]
     }
 }
 
@@ -281,47 +407,51 @@ impl PlanProgram {
         self.skeleton.clone()
     }
 
-    /// Evaluates the plan at `values` into `out`, reusing its allocations.
+    /// Evaluates the plan at `values` into `out`, reusing its allocations (none when `out`
+    /// already has this plan's structure): every integer is written straight from the
+    /// program's registers.
     pub(crate) fn instantiate_into(&self, values: &[i64], out: &mut Plan<i64>) -> Result<()> {
         if !same_lengths(out, &self.skeleton) {
             out.clone_from(&self.skeleton);
         }
-        let mut buf: SmallVec<[i64; 64]> = SmallVec::from_slice(&self.program.consts);
-        self.program.eval_all(values, &mut buf)?;
-        let (n, r) = (self.ndim, self.rank);
-        let mut k = 0usize;
-        out.shape.copy_from_slice(&buf[k..k + n]);
-        k += n;
-        for (op, sk) in out.operands.iter_mut().zip(&self.skeleton.operands) {
-            op.stride_bytes.copy_from_slice(&buf[k..k + n]);
-            op.offset = buf[k + n];
-            op.element_size = sk.element_size;
-            op.is_output = sk.is_output;
-            k += n + 1;
-        }
-        out.broadcast_shape.copy_from_slice(&buf[k..k + r]);
-        k += r;
-        for s in out.output_strides.iter_mut() {
-            s.copy_from_slice(&buf[k..k + r]);
-            k += r;
-        }
+        self.program.with_values(values, |v| {
+            let mut outs = v.outs;
+            let regs = v.regs;
+            let mut fill = |dst: &mut [i64]| {
+                let (head, rest) = outs.split_at(dst.len().min(outs.len()));
+                for (x, &r) in dst.iter_mut().zip(head) {
+                    *x = regs[r as usize];
+                }
+                outs = rest;
+            };
+            fill(&mut out.shape);
+            for (op, sk) in out.operands.iter_mut().zip(&self.skeleton.operands) {
+                fill(&mut op.stride_bytes);
+                fill(std::slice::from_mut(&mut op.offset));
+                op.element_size = sk.element_size;
+                op.is_output = sk.is_output;
+            }
+            fill(&mut out.broadcast_shape);
+            for s in out.output_strides.iter_mut() {
+                fill(s);
+            }
+        })?;
         out.num_outputs = self.skeleton.num_outputs;
-        out.perm.clone_from(&self.skeleton.perm);
-        debug_assert_eq!(k, self.program.len());
+        for (x, y) in out.perm.iter_mut().zip(&self.skeleton.perm) {
+            *x = *y;
+        }
         Ok(())
     }
 
     /// The output layout only (sizes, strides of output 0) at `values`.
     pub(crate) fn output_layout(&self, values: &[i64]) -> Result<(Vec<i64>, Vec<i64>)> {
-        let p = &self.program;
         let base = self.ndim + self.skeleton.operands.len() * (self.ndim + 1);
-        let sizes = (0..self.rank)
-            .map(|d| p.eval(base + d, values))
-            .collect::<Result<Vec<_>>>()?;
-        let strides = (0..self.rank)
-            .map(|d| p.eval(base + self.rank + d, values))
-            .collect::<Result<Vec<_>>>()?;
-        Ok((sizes, strides))
+        let r = self.rank;
+        self.program.with_values(values, |v| {
+            let sizes = (0..r).map(|d| v.get(base + d)).collect();
+            let strides = (0..r).map(|d| v.get(base + r + d)).collect();
+            (sizes, strides)
+        })
     }
 }
 
@@ -334,6 +464,7 @@ fn same_lengths(a: &Plan<i64>, b: &Plan<i64>) -> bool {
             .iter()
             .zip(&b.operands)
             .all(|(x, y)| x.stride_bytes.len() == y.stride_bytes.len())
+        && a.perm.len() == b.perm.len()
         && a.output_strides.len() == b.output_strides.len()
         && a.output_strides
             .iter()
@@ -348,19 +479,49 @@ mod tests {
     #[test]
     fn compiled_matches_exact() {
         let syms = vec!["a".to_string(), "b".to_string()];
-        let exprs: Vec<Expr> = ["4*a*b**2 - 3", "Max(a, b) + 1", "7", "a*b"]
-            .iter()
-            .map(|s| Expr::parse(s).unwrap())
-            .collect();
-        let p = ExprProgram::new(&syms, exprs.clone()).unwrap();
-        for a in [0, 1, 5, i64::MAX / 2, i64::MAX] {
-            for b in [0, 1, 3, i64::MAX] {
-                let bind = Bindings::from_pairs([("a", a), ("b", b)]);
-                for (k, e) in exprs.iter().enumerate() {
-                    assert_eq!(p.eval(k, &[a, b]), e.eval(&bind), "{e} a={a} b={b}");
+        let lists: [&[&str]; 3] = [
+            &["4*a*b**2 - 3", "Max(a, b) + 1", "7", "a*b"],
+            &[
+                "a*b",
+                "4*a*b",
+                "a**2*b",
+                "2*a**2*b - a*b + 5",
+                "0",
+                "b",
+                "a*b*a*b",
+            ],
+            &["4*a*b**2 - 3", "a + b", "3*a*b - 2*b"],
+        ];
+        for list in lists {
+            let exprs: Vec<Expr> = list.iter().map(|s| Expr::parse(s).unwrap()).collect();
+            let p = ExprProgram::new(&syms, exprs.clone()).unwrap();
+            for a in [0, 1, 5, 1 << 20, i64::MAX / 2, i64::MAX] {
+                for b in [0, 1, 3, 1 << 21, i64::MAX] {
+                    let bind = Bindings::from_pairs([("a", a), ("b", b)]);
+                    // All values, or the first expression's error.
+                    let want: Result<Vec<i64>> = exprs.iter().map(|e| e.eval(&bind)).collect();
+                    let got =
+                        p.with_values(&[a, b], |v| (0..exprs.len()).map(|k| v.get(k)).collect());
+                    assert_eq!(got, want, "{list:?} a={a} b={b}");
                 }
             }
         }
         assert!(ExprProgram::new(&syms, vec![Expr::parse("z").unwrap()]).is_err());
+    }
+
+    #[test]
+    fn shared_factors_are_computed_once() {
+        let syms: Vec<String> = ["c", "h", "w"].iter().map(|s| s.to_string()).collect();
+        let exprs: Vec<Expr> = [
+            "4*c*h*w", "c*h*w", "c*w", "h*w", "4*h*w", "4*c*h*w", "c", "2",
+        ]
+        .iter()
+        .map(|s| Expr::parse(s).unwrap())
+        .collect();
+        let p = ExprProgram::new(&syms, exprs).unwrap();
+        // h*w, c*w, c*(h*w) or (c*w)*h, 4*c*h*w, 4*h*w, the constant: six steps.
+        assert_eq!(p.instrs.len(), 6, "{:?}", p.instrs);
+        let got = p.with_values(&[3, 4, 5], |v| (0..8).map(|k| v.get(k)).collect::<Vec<_>>());
+        assert_eq!(got.unwrap(), vec![240, 60, 15, 20, 80, 240, 3, 2]);
     }
 }

@@ -297,7 +297,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for &(name, t, min, bytes) in &results {
         if bytes == 0.0 {
             // Scenarios that move no tensor data (dispatch, compile): time only.
-            println!("{name:<24} {:>12} {:>10} {:>12} {:>12}", fmt_time(t), "-", "-", fmt_time(min));
+            println!(
+                "{name:<24} {:>12} {:>10} {:>12} {:>12}",
+                fmt_time(t),
+                "-",
+                "-",
+                fmt_time(min)
+            );
             continue;
         }
         let gbs = bytes / t / 1e9;

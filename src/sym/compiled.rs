@@ -47,12 +47,31 @@ pub struct CompiledGuards {
     factors: Vec<u32>,
     symbols: Vec<Symbol>,
     conds: Vec<BoolExpr>,
+    /// When every check is a single-symbol range: the checks as
+    /// `(x, lo, span, negate, guard)`, holding iff `((v - lo) as u64 <= span) != negate`.
+    ranges: Option<Vec<RangeCheck>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RangeCheck {
+    lo: i64,
+    span: u64,
+    x: u32,
+    guard: u32,
+    negate: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
 enum CheckKind {
-    /// `c * x + k REL 0` for one symbol `x` (the most common guard: `s >= 2`, `s != 1`).
-    Lin1 { rel: Rel, c: i64, k: i64, x: u32 },
+    /// `(lo <= x <= hi) != negate` for one symbol `x`: a single-symbol linear comparison
+    /// `c * x + k REL 0` solved for `x` at compile time (the most common guard: `s >= 2`,
+    /// `s != 1`), exact for every `x`, no arithmetic at evaluation.
+    Range {
+        x: u32,
+        lo: i64,
+        hi: i64,
+        negate: bool,
+    },
     /// `sum(terms) + k REL 0`, evaluated in checked `i64`.
     Poly { rel: Rel, k: i64, t0: u32, t1: u32 },
     /// A postfix program `ops[o0..o1]`.
@@ -196,6 +215,7 @@ impl GuardSet {
             factors: Vec::new(),
             symbols,
             conds: self.guards.iter().map(|g| g.cond.clone()).collect(),
+            ranges: None,
         };
         for (gi, g) in self.guards.iter().enumerate() {
             let parts: Vec<&BoolExpr> = match g.cond.kind() {
@@ -210,6 +230,31 @@ impl GuardSet {
                 });
             }
         }
+        out.ranges = out
+            .checks
+            .iter()
+            .map(|ch| match ch.kind {
+                CheckKind::Range { x, lo, hi, negate } => Some(if lo <= hi {
+                    RangeCheck {
+                        lo,
+                        span: hi.wrapping_sub(lo) as u64,
+                        x,
+                        guard: ch.guard,
+                        negate,
+                    }
+                } else {
+                    // Empty: the negation of the full range.
+                    RangeCheck {
+                        lo: i64::MIN,
+                        span: u64::MAX,
+                        x,
+                        guard: ch.guard,
+                        negate: !negate,
+                    }
+                }),
+                _ => None,
+            })
+            .collect();
         Ok(out)
     }
 }
@@ -261,11 +306,12 @@ impl CompiledGuards {
         }
         if let [(c, f0, f1)] = terms[..] {
             if f1 == f0 + 1 {
-                return Ok(Some(CheckKind::Lin1 {
-                    rel,
-                    c,
-                    k,
+                let (lo, hi, negate) = solve_linear(rel, c, k);
+                return Ok(Some(CheckKind::Range {
                     x: factors[0],
+                    lo,
+                    hi,
+                    negate,
                 }));
             }
         }
@@ -319,6 +365,55 @@ impl CompiledGuards {
             Rel::Eq => acc == 0,
             Rel::Ne => acc != 0,
         })
+    }
+}
+
+/// The integers `x` with `c*x + k REL 0` (`c != 0`) as `(lo <= x <= hi) != negate`, in
+/// exact arithmetic (an empty range is `lo > hi`).
+fn solve_linear(rel: Rel, c: i64, k: i64) -> (i64, i64, bool) {
+    let (c, k) = (c as i128, k as i128);
+    let clamp = |v: i128| v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+    let empty = (i64::MAX, i64::MIN);
+    if c == 0 {
+        // Not produced by the canonical form; a constant condition either way.
+        let holds = match rel {
+            Rel::Le => k <= 0,
+            Rel::Eq => k == 0,
+            Rel::Ne => k != 0,
+        };
+        return (i64::MIN, i64::MAX, !holds);
+    }
+    match rel {
+        // c*x <= -k
+        Rel::Le => {
+            if c > 0 {
+                let hi = Integer::div_floor(&-k, &c);
+                if hi < i64::MIN as i128 {
+                    (empty.0, empty.1, false)
+                } else {
+                    (i64::MIN, clamp(hi), false)
+                }
+            } else {
+                let lo = Integer::div_ceil(&k, &-c);
+                if lo > i64::MAX as i128 {
+                    (empty.0, empty.1, false)
+                } else {
+                    (clamp(lo), i64::MAX, false)
+                }
+            }
+        }
+        Rel::Eq | Rel::Ne => {
+            let negate = rel == Rel::Ne;
+            if c == 0 || (-k) % c != 0 {
+                return (empty.0, empty.1, negate);
+            }
+            let v = -k / c;
+            if v < i64::MIN as i128 || v > i64::MAX as i128 {
+                (empty.0, empty.1, negate)
+            } else {
+                (v as i64, v as i64, negate)
+            }
+        }
     }
 }
 
@@ -404,18 +499,21 @@ impl CompiledGuards {
                 values.len()
             )));
         }
+        if let Some(ranges) = &self.ranges {
+            for r in ranges {
+                let v = values[r.x as usize];
+                if ((v.wrapping_sub(r.lo) as u64) <= r.span) == r.negate {
+                    return Ok(Some(r.guard as usize));
+                }
+            }
+            return Ok(None);
+        }
         let mut st = [0i64; STACK];
         for ch in &self.checks {
             let fast = match ch.kind {
-                CheckKind::Lin1 { rel, c, k, x } => values
+                CheckKind::Range { x, lo, hi, negate } => values
                     .get(x as usize)
-                    .and_then(|v| v.checked_mul(c))
-                    .and_then(|v| v.checked_add(k))
-                    .map(|v| match rel {
-                        Rel::Le => v <= 0,
-                        Rel::Eq => v == 0,
-                        Rel::Ne => v != 0,
-                    }),
+                    .map(|&v| (lo <= v && v <= hi) != negate),
                 CheckKind::Poly { rel, k, t0, t1 } => self.poly(rel, k, t0, t1, values),
                 CheckKind::Program { o0, o1 } => {
                     run(&self.ops[o0 as usize..o1 as usize], values, &mut st)
@@ -455,6 +553,62 @@ mod tests {
                 })
                 .collect::<Vec<_>>(),
         )
+    }
+
+    #[test]
+    fn linear_ranges_are_exact() {
+        let big = [
+            i64::MIN,
+            i64::MIN + 1,
+            -7,
+            -1,
+            0,
+            1,
+            2,
+            3,
+            7,
+            i64::MAX - 1,
+            i64::MAX,
+        ];
+        for rel in [Rel::Le, Rel::Eq, Rel::Ne] {
+            for c in [-7i64, -3, -1, 0, 1, 2, 5, i64::MAX, i64::MIN] {
+                for k in big.iter().copied().chain([-10, -4, 4, 10]) {
+                    let (lo, hi, neg) = solve_linear(rel, c, k);
+                    for x in big.iter().copied().chain(-12..12) {
+                        let v = c as i128 * x as i128 + k as i128;
+                        let want = match rel {
+                            Rel::Le => v <= 0,
+                            Rel::Eq => v == 0,
+                            Rel::Ne => v != 0,
+                        };
+                        assert_eq!(
+                            (lo <= x && x <= hi) != neg,
+                            want,
+                            "{rel:?} c={c} k={k} x={x}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn range_only_guards_match_naive() {
+        for conds in [
+            &["a >= 1", "b >= 1", "a >= 2", "b != 1", "a != 1"][..],
+            &["2*a >= 7", "b == 3", "a <= 5"][..],
+            &["3*a <= 7", "b != 0"][..],
+        ] {
+            let g = set(conds);
+            let c = g.compile(&["a", "b"]).unwrap();
+            assert!(c.ranges.is_some(), "{conds:?} {:?}", c.checks);
+            for a in [i64::MIN, -1, 0, 1, 2, 3, 4, 5, 6, i64::MAX] {
+                for b in [i64::MIN, 0, 1, 2, 3, i64::MAX] {
+                    let naive = g.eval(&Bindings::from_pairs([("a", a), ("b", b)]));
+                    assert_eq!(naive, c.eval(&[a, b]), "{conds:?} a={a} b={b}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -279,10 +279,11 @@ impl ShapeEnv {
     /// (the condition or its negation, as the hints say) with `reason`.
     pub fn evaluate_guard(&self, cond: &BoolExpr, reason: impl FnOnce() -> String) -> Result<bool> {
         let mut st = self.lock();
-        if let Some(v) = st.decide(cond) {
+        let cond = st.cancel_positive(cond);
+        if let Some(v) = st.decide(&cond) {
             return Ok(v);
         }
-        st.record(cond, reason)
+        st.record(&cond, reason)
     }
 
     /// Decides `cond` statically, `None` also for backed-undecidable; for unbacked-undecidable
@@ -315,6 +316,33 @@ impl EnvState {
     /// `Max`/`Min`/`FloorDiv`/`Mod` atoms, then the cheap interval-based atom reduction, and
     /// only then the (cached, limited) egg simplifier.
     pub(crate) fn decide(&self, cond: &BoolExpr) -> Option<bool> {
+        let cancelled = self.cancel_positive(cond);
+        if cancelled != *cond {
+            if let Some(v) = self.decide_form(&cancelled) {
+                return Some(v);
+            }
+        }
+        self.decide_form(cond)
+    }
+
+    /// `cond` with monomial factors cancelled that are known positive (every symbol `>= 1`
+    /// by its range or by recorded facts): `p*q REL p*r` as `q REL r`. Equivalent wherever
+    /// the ranges and the recorded guards hold, so a guard recorded in this form is
+    /// already minimal (`c < c*w` is recorded as `w >= 2`), and interval reasoning sees
+    /// through the product (`h*w < w` is false when `h >= 1`).
+    pub(crate) fn cancel_positive(&self, cond: &BoolExpr) -> BoolExpr {
+        let worth = cond
+            .exprs()
+            .iter()
+            .any(|p| p.terms().iter().any(|t| !t.mono.is_empty()) && !p.has_non_polynomial());
+        if !worth {
+            return cond.clone();
+        }
+        let positive = |s: &Symbol| self.know.interval(&Expr::from_symbol(s)).lo >= 1;
+        cond.cancel_positive_monomials(&positive)
+    }
+
+    fn decide_form(&self, cond: &BoolExpr) -> Option<bool> {
         if let Some(v) = self.know.decide(cond) {
             return Some(v);
         }
@@ -469,3 +497,85 @@ const _: fn() = || {
     assert_send_sync::<SymBool>();
     assert_send_sync::<Expr>();
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Bool, Int};
+
+    fn env_with(names: &[(&str, i64, i64)]) -> (ShapeEnv, Vec<SymInt>) {
+        let env = ShapeEnv::new(ShapeEnvConfig::default());
+        let syms = names
+            .iter()
+            .map(|&(n, hint, min)| {
+                env.create_symbol(
+                    n,
+                    hint,
+                    SymbolSpec {
+                        min,
+                        ..Default::default()
+                    },
+                )
+                .unwrap()
+            })
+            .collect();
+        (env, syms)
+    }
+
+    #[test]
+    fn positive_factors_cancel_before_recording() {
+        let (env, s) = env_with(&[("c", 3, 1), ("h", 4, 1), ("w", 5, 1)]);
+        let (c, h, w) = (&s[0], &s[1], &s[2]);
+        let cw = c.clone() * w.clone();
+        assert!(c.sym_lt(&cw).guard(|| "a".into()).unwrap());
+        let chw = cw.clone() * h.clone();
+        assert!(cw.sym_lt(&chw).guard(|| "b".into()).unwrap());
+        let g: Vec<String> = env.guards().iter().map(|g| g.to_string()).collect();
+        assert_eq!(g, ["w >= 2", "h >= 2"]);
+        // Decided through the factor: `c*w != c` from `w >= 2`, `h*w >= w` always.
+        assert_eq!(cw.sym_ne(c).statically_known(), Some(true));
+        assert_eq!(
+            (h.clone() * w.clone()).sym_ge(w).statically_known(),
+            Some(true)
+        );
+        assert_eq!(env.guards().len(), 2);
+    }
+
+    #[test]
+    fn factors_positive_by_facts_only_cancel_after_the_fact() {
+        // `c` may be 0 by its range: `c < c*w` is not `w >= 2` until `c >= 1` is known.
+        let (env, s) = env_with(&[("c", 3, 0), ("w", 5, 0)]);
+        let (c, w) = (&s[0], &s[1]);
+        let cw = c.clone() * w.clone();
+        assert!(c.sym_lt(&cw).guard(|| "a".into()).unwrap());
+        assert_eq!(env.guards()[0].to_string(), "c < c*w");
+        let (env, s) = env_with(&[("c", 3, 0), ("w", 5, 0)]);
+        let (c, w) = (&s[0], &s[1]);
+        assert!(c.ge_i(1).guard(|| "pos".into()).unwrap());
+        let cw = c.clone() * w.clone();
+        assert!(c.sym_lt(&cw).guard(|| "a".into()).unwrap());
+        let g: Vec<String> = env.guards().iter().map(|g| g.to_string()).collect();
+        assert_eq!(g, ["c >= 1", "w >= 2"]);
+    }
+
+    #[test]
+    fn max_with_one_is_the_size_when_positive() {
+        let (env, s) = env_with(&[("w", 5, 1)]);
+        let w = &s[0];
+        let m = Int::max(w, &SymInt::from_i64(1));
+        assert_eq!(w.sym_eq(&m).statically_known(), Some(true));
+        let (env3, s3) = env_with(&[("c", 3, 1), ("w", 5, 1)]);
+        let (c, w3) = (&s3[0], &s3[1]);
+        let lhs = c.clone() * w3.clone();
+        let rhs = c.clone() * Int::max(w3, &SymInt::from_i64(1));
+        assert_eq!(lhs.sym_eq(&rhs).statically_known(), Some(true));
+        assert!(env3.guards().is_empty());
+        let (env2, s) = env_with(&[("w", 5, 0)]);
+        let w2 = &s[0];
+        assert!(w2.ge_i(1).guard(|| "pos".into()).unwrap());
+        let m = Int::max(w2, &SymInt::from_i64(1));
+        assert_eq!(w2.sym_eq(&m).statically_known(), Some(true));
+        assert!(env.guards().is_empty());
+        assert_eq!(env2.guards().len(), 1);
+    }
+}

@@ -39,6 +39,10 @@
 //!
 //! # Guards
 //!
+//! Before deciding, a comparison `p*q REL p*r` whose common monomial `p` is known positive
+//! (every symbol `>= 1` by its range or by recorded facts) is rewritten as `q REL r`: an
+//! equivalence wherever the earlier guards hold, which lets intervals decide `h*w >= w`
+//! and makes recorded guards minimal (`c < c*w` is recorded as `w >= 2`).
 //! A decided branch records nothing. Otherwise the condition, or its negation if the hints
 //! make it false, is recorded with the caller's reason and immediately used as a fact: bounds
 //! on the same normalized expression are intersected (`s >= 2` decides `s != 1`, `s >= 1`,
