@@ -28,3 +28,8 @@ pub mod tensor;
 
 pub use error::{Error, Result};
 pub use int::{Bool, Int};
+
+/// The README's Rust examples, compiled and run as doctests so the README stays true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
