@@ -62,6 +62,19 @@ fn coverage() -> Vec<(Spec, Vec<Row>)> {
         .collect()
 }
 
+
+/// The `--cover` artifact of a spec.
+fn compile_cover(spec: &Spec) -> Artifact {
+    Artifact::compile(
+        spec,
+        &CompileOptions {
+            cover: true,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
 #[test]
 fn public_specs_file_parses() {
     let text = std::fs::read_to_string(SPECS).expect("public specs");
@@ -110,14 +123,7 @@ fn single_specialization_admits_at_least_what_torch_admits_and_matches_torch() {
 #[test]
 fn cover_admits_every_binding_with_torch_output() {
     for (spec, rows) in coverage() {
-        let a = Artifact::compile(
-            &spec,
-            &CompileOptions {
-                cover: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let a = compile_cover(&spec);
         for r in &rows {
             let out = a.check(&r.values).unwrap();
             assert!(
@@ -146,14 +152,7 @@ fn cover_admits_small_bindings_including_zero() {
     // (cover.rs), which this checks against fresh concrete builds.
     for s in v.as_array().unwrap() {
         let spec = Spec::from_value(s).unwrap();
-        let a = Artifact::compile(
-            &spec,
-            &CompileOptions {
-                cover: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let a = compile_cover(&spec);
         let k = spec.symbols.len();
         let vals = [0i64, 1, 2, 3, 7];
         for n in 0..vals.len().pow(k as u32) {
@@ -352,14 +351,7 @@ fn edit(json: &str, f: impl FnOnce(&mut Value)) -> String {
 #[test]
 fn artifact_round_trips() {
     let spec = Spec::from_json(SEED_SPEC_JSON).unwrap();
-    let a = Artifact::compile(
-        &spec,
-        &CompileOptions {
-            cover: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let a = compile_cover(&spec);
     let back = Artifact::from_json(&a.to_json()).unwrap();
     assert_eq!(back, a);
 }

@@ -83,6 +83,17 @@ fn answers(r: &Run) -> Vec<serde_json::Value> {
         .collect()
 }
 
+
+/// `conformance [--symbolic] FILE`.
+fn conformance_args(symbolic: bool, file: &str) -> Vec<&str> {
+    let mut args = vec!["conformance"];
+    if symbolic {
+        args.push("--symbolic");
+    }
+    args.push(file);
+    args
+}
+
 #[test]
 fn conformance_valid_input_exits_zero() {
     let s = Scratch::new("valid");
@@ -109,11 +120,7 @@ fn conformance_broken_lines_are_reported_and_the_rest_answered() {
     );
     let f = s.file("broken.jsonl", text.as_bytes());
     for symbolic in [false, true] {
-        let mut args = vec!["conformance"];
-        if symbolic {
-            args.push("--symbolic");
-        }
-        args.push(p(&f));
+        let args = conformance_args(symbolic, p(&f));
         let r = run(&args);
         assert_ne!(r.code, 0);
         let got = answers(&r);
@@ -187,11 +194,7 @@ fn conformance_invalid_tensors_fail_the_run_naming_line_dim_and_value() {
             format!("{GOOD_LAYOUT}\n{case}\n").as_bytes(),
         );
         for symbolic in [false, true] {
-            let mut args = vec!["conformance"];
-            if symbolic {
-                args.push("--symbolic");
-            }
-            args.push(p(&f));
+            let args = conformance_args(symbolic, p(&f));
             let r = run(&args);
             assert_ne!(
                 r.code, 0,

@@ -732,10 +732,7 @@ impl Expr {
     pub fn floor_div(&self, other: &Expr) -> Expr {
         if let Some(c) = other.as_coeff() {
             if c.is_zero() {
-                return Expr::from_atom(Atom::func(
-                    FuncKind::FloorDiv,
-                    smallvec::smallvec![self.clone(), other.clone()],
-                ));
+                return Expr::binary_atom(FuncKind::FloorDiv, self.clone(), other.clone());
             }
             if let Some(a) = self.as_coeff() {
                 return Expr::from_coeff(a.div_floor(&c).unwrap_or(Coeff::ZERO));
@@ -755,28 +752,19 @@ impl Expr {
                 if c.is_one() {
                     r
                 } else {
-                    Expr::from_atom(Atom::func(
-                        FuncKind::FloorDiv,
-                        smallvec::smallvec![r, Expr::from_coeff(c)],
-                    ))
+                    Expr::binary_atom(FuncKind::FloorDiv, r, Expr::from_coeff(c))
                 }
             };
             return q.add(&rest);
         }
-        Expr::from_atom(Atom::func(
-            FuncKind::FloorDiv,
-            smallvec::smallvec![self.clone(), other.clone()],
-        ))
+        Expr::binary_atom(FuncKind::FloorDiv, self.clone(), other.clone())
     }
 
     /// Modulo with the sign of the divisor (Python's `%`, sympy's `Mod`).
     pub fn modulo(&self, other: &Expr) -> Expr {
         if let Some(c) = other.as_coeff() {
             if c.is_zero() {
-                return Expr::from_atom(Atom::func(
-                    FuncKind::Mod,
-                    smallvec::smallvec![self.clone(), other.clone()],
-                ));
+                return Expr::binary_atom(FuncKind::Mod, self.clone(), other.clone());
             }
             if let Some(a) = self.as_coeff() {
                 return Expr::from_coeff(a.mod_floor(&c).unwrap_or(Coeff::ZERO));
@@ -796,16 +784,16 @@ impl Expr {
             if c2.is_one() {
                 return Expr::constant(0);
             }
-            let m = Expr::from_atom(Atom::func(
-                FuncKind::Mod,
-                smallvec::smallvec![r, Expr::from_coeff(c2)],
-            ));
+            let m = Expr::binary_atom(FuncKind::Mod, r, Expr::from_coeff(c2));
             return m.scale(&g);
         }
-        Expr::from_atom(Atom::func(
-            FuncKind::Mod,
-            smallvec::smallvec![self.clone(), other.clone()],
-        ))
+        Expr::binary_atom(FuncKind::Mod, self.clone(), other.clone())
+    }
+
+    /// An uninterpreted `FloorDiv`/`Mod` atom of two operands (what canonicalization leaves
+    /// when no identity applies).
+    fn binary_atom(kind: FuncKind, a: Expr, b: Expr) -> Expr {
+        Expr::from_atom(Atom::func(kind, smallvec::smallvec![a, b]))
     }
 
     fn as_func(&self, kind: FuncKind) -> Option<&[Expr]> {
