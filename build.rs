@@ -45,7 +45,7 @@ fn main() {
             let cells = nb["cells"].as_array().cloned().unwrap_or_default();
             writeln!(
                 code,
-                "#[allow(unused_mut, unused_variables, unused_imports, clippy::all)]\n\
+                "#[allow(unused_mut, unused_variables, unused_imports, redundant_semicolons, clippy::all)]\n\
                  pub fn {stem}(out: &mut Vec<String>) -> Result<(), Box<dyn std::error::Error>> {{\n\
                  take_cell_output();"
             )

@@ -78,6 +78,36 @@ pub enum Error {
         /// Description.
         message: String,
     },
+    /// A dimension or index out of range, or a reduction over an empty dimension
+    /// (PyTorch's `IndexError`; golden category `index`).
+    Index {
+        /// Description, PyTorch's wording where it has one.
+        message: String,
+    },
+    /// Invalid sizes: a numel mismatch, two `-1`, a negative size, an in-place output whose
+    /// shape is not the broadcast shape (golden category `shape`).
+    Shape {
+        /// Description, PyTorch's wording where it has one.
+        message: String,
+    },
+    /// A `view` whose sizes are not compatible with the input's strides (golden category
+    /// `view`).
+    View {
+        /// Description, PyTorch's wording where it has one.
+        message: String,
+    },
+    /// Expanding a dimension that is not of size 1, or to too few sizes (golden category
+    /// `expand`).
+    Expand {
+        /// Description, PyTorch's wording where it has one.
+        message: String,
+    },
+    /// An op not defined for a dtype, or a result type that cannot be cast to the given
+    /// output's dtype (golden category `dtype`).
+    DType {
+        /// Description, PyTorch's wording where it has one.
+        message: String,
+    },
     /// An I/O failure (file name and OS message).
     Io {
         /// Path or stream.
@@ -120,6 +150,24 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The golden-file error category (`../shared/golden/README.md`): `broadcast`,
+    /// `overlap`, `index`, `shape`, `view`, `expand`, `dtype`, or `error` for any other
+    /// rejection.
+    pub fn category(&self) -> &'static str {
+        match self {
+            Error::Broadcast { .. } => "broadcast",
+            Error::MemoryOverlap { .. } => "overlap",
+            Error::Index { .. } => "index",
+            Error::Shape { .. } => "shape",
+            Error::View { .. } => "view",
+            Error::Expand { .. } => "expand",
+            Error::DType { .. } => "dtype",
+            _ => "error",
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -140,6 +188,11 @@ impl fmt::Display for Error {
             Error::Limit { message } => write!(f, "limit exceeded: {message}"),
             Error::Artifact { message } => write!(f, "invalid artifact: {message}"),
             Error::Invalid { message } => write!(f, "{message}"),
+            Error::Index { message }
+            | Error::Shape { message }
+            | Error::View { message }
+            | Error::Expand { message }
+            | Error::DType { message } => write!(f, "{message}"),
             Error::Io { path, message } => write!(f, "{path}: {message}"),
         }
     }

@@ -1,4 +1,4 @@
-//! Reading golden conformance cases (`../shared/golden/*.jsonl`).
+//! Reading golden conformance cases (`tests/golden/*.jsonl`, copies of `../shared/golden`).
 //!
 //! Each line of a golden file is one [`Case`] whose `expect` object PyTorch computed. The
 //! reader keeps `expect` as raw JSON: a checker answers with exactly the keys the case
@@ -174,19 +174,6 @@ pub fn read_cases(path: &Path) -> Result<Vec<Line>> {
         message: e.to_string(),
     })?;
     Ok(parse_case_bytes(&bytes))
-}
-
-/// Finds the golden directory: `$SYMSTRIDE_GOLDEN` if set, else the first `shared/golden`
-/// (holding a `README.md`) beside `start` or one of its ancestors. The repository is
-/// checked out next to `shared/` (CI) or in a worktree further down.
-pub fn find_golden_dir(start: &Path) -> Option<std::path::PathBuf> {
-    if let Some(dir) = std::env::var_os("SYMSTRIDE_GOLDEN") {
-        return Some(dir.into());
-    }
-    start
-        .ancestors()
-        .map(|a| a.join("shared").join("golden"))
-        .find(|d| d.join("README.md").is_file())
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 //! * [`aot`]: ahead-of-time specializations, artifacts and dispatch.
 #![warn(missing_docs)]
 
+mod dtype;
 mod error;
 mod int;
 
@@ -25,7 +26,10 @@ pub mod kernel;
 pub mod layout;
 pub mod sym;
 pub mod tensor;
+#[doc(hidden)]
+pub mod testing;
 
+pub use dtype::{can_cast, promote_types, Category, DType};
 pub use error::{Error, Result};
 pub use int::{Bool, Int};
 

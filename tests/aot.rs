@@ -11,8 +11,7 @@ use symstride::aot::{
 };
 use symstride::Error;
 
-const COVERAGE: &str = "/work/shared/golden/coverage.jsonl";
-const SPECS: &str = "/work/shared/specs/public_specs.json";
+use symstride::testing::{golden_path, spec_path};
 
 struct Row {
     values: Vec<i64>,
@@ -31,7 +30,7 @@ fn ints(v: &Value) -> Vec<i64> {
 
 /// (spec, rows) per line of coverage.jsonl.
 fn coverage() -> Vec<(Spec, Vec<Row>)> {
-    let text = std::fs::read_to_string(COVERAGE).expect("coverage.jsonl");
+    let text = std::fs::read_to_string(golden_path("coverage.jsonl")).expect("coverage.jsonl");
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
@@ -77,7 +76,7 @@ fn compile_cover(spec: &Spec) -> Artifact {
 
 #[test]
 fn public_specs_file_parses() {
-    let text = std::fs::read_to_string(SPECS).expect("public specs");
+    let text = std::fs::read_to_string(spec_path("public_specs.json")).expect("public specs");
     let v: Value = serde_json::from_str(&text).expect("json");
     let specs: Vec<Spec> = v
         .as_array()
@@ -146,7 +145,7 @@ fn cover_admits_every_binding_with_torch_output() {
 
 #[test]
 fn cover_admits_small_bindings_including_zero() {
-    let text = std::fs::read_to_string(SPECS).unwrap();
+    let text = std::fs::read_to_string(spec_path("public_specs.json")).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     // All public specs: zero-size classes share specializations when their plans agree
     // (cover.rs), which this checks against fresh concrete builds.

@@ -6,10 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn golden(file: &str) -> PathBuf {
-    let dir = symstride::golden::find_golden_dir(Path::new(env!("CARGO_MANIFEST_DIR"))).expect(
-        "golden directory shared/golden not found beside the repository (or set SYMSTRIDE_GOLDEN)",
-    );
-    dir.join(file)
+    symstride::testing::golden_path(file)
 }
 
 fn run(args: &[&str], files: &[&Path]) -> Output {

@@ -747,11 +747,9 @@ fn symbolic_transposed_add_guards_on_the_permutation() {
 /// the hints), to keep the test fast; the CLI `conformance --symbolic` runs them all.
 #[test]
 fn golden_elementwise_cases_match_pytorch() {
-    use symstride::golden::{find_golden_dir, read_cases, Case};
+    use symstride::golden::{read_cases, Case};
     use symstride::iter::elementwise_output;
-    let dir = find_golden_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
-        .expect("golden directory shared/golden not found (or set SYMSTRIDE_GOLDEN)");
-    let lines = read_cases(&dir.join("elementwise.jsonl")).unwrap();
+    let lines = read_cases(&symstride::testing::golden_path("elementwise.jsonl")).unwrap();
     let answer = |r: symstride::Result<(Vec<i64>, Vec<i64>)>| match r {
         Ok((s, t)) => serde_json::json!({"sizes": s, "strides": t}),
         Err(Error::Broadcast { .. }) => serde_json::json!({"error": "broadcast"}),
@@ -810,13 +808,11 @@ fn golden_elementwise_cases_match_pytorch() {
 /// least as many bindings as PyTorch's guards did.
 #[test]
 fn coverage_specs_admitted_bindings_match_pytorch() {
-    use symstride::golden::find_golden_dir;
     use symstride::layout;
     use symstride::sym::Expr;
     use symstride::Int;
-    let dir = find_golden_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
-        .expect("golden directory shared/golden not found (or set SYMSTRIDE_GOLDEN)");
-    let text = std::fs::read_to_string(dir.join("coverage.jsonl")).unwrap();
+    let text =
+        std::fs::read_to_string(symstride::testing::golden_path("coverage.jsonl")).unwrap();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let spec = &v["spec"];

@@ -3,16 +3,12 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use std::path::Path;
 use symstride::golden::{self, Case};
 use symstride::layout::{self, MemoryFormat, StrideMatch};
 use symstride::Error;
 
 fn golden_cases(file: &str) -> Vec<Case> {
-    let dir = golden::find_golden_dir(Path::new(env!("CARGO_MANIFEST_DIR"))).expect(
-        "golden directory shared/golden not found beside the repository (or set SYMSTRIDE_GOLDEN)",
-    );
-    golden::read_cases(&dir.join(file))
+    golden::read_cases(&symstride::testing::golden_path(file))
         .unwrap()
         .into_iter()
         .map(|l| {

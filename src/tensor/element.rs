@@ -1,24 +1,8 @@
 //! Element types: what a tensor can hold, how values cast between types, and the arithmetic
 //! the built-in kernels need.
 
+pub use crate::dtype::DType;
 use std::fmt::Debug;
-
-/// The runtime tag of an [`Element`] type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DType {
-    /// `f32`
-    F32,
-    /// `f64`
-    F64,
-    /// `i32`
-    I32,
-    /// `i64`
-    I64,
-    /// `u8`
-    U8,
-    /// `bool`
-    Bool,
-}
 
 /// A value widened to one of three kinds; the pivot of dtype casts.
 #[derive(Clone, Copy, Debug, PartialEq)]
