@@ -74,8 +74,10 @@ fn main() {
     }
     writeln!(
         code,
-        "/// (notebook file name, runner) for every notebook.\n\
-         pub fn all() -> Vec<(&'static str, fn(&mut Vec<String>) -> Result<(), Box<dyn std::error::Error>>)> {{ vec![{}] }}",
+        "/// Runs one notebook's cells, pushing each cell's output.\n\
+         pub type Runner = fn(&mut Vec<String>) -> Result<(), Box<dyn std::error::Error>>;\n\
+         /// (notebook file name, runner) for every notebook.\n\
+         pub fn all() -> Vec<(&'static str, Runner)> {{ vec![{}] }}",
         names.iter().map(|(s, f)| format!("({f:?}, {s})")).collect::<Vec<_>>().join(", ")
     )
     .unwrap();

@@ -588,7 +588,7 @@ fn perturb(env: &ShapeEnv, seed: u64) -> Bindings {
         s ^= s >> 7;
         s ^= s << 17;
         let hint = env.symbol_hint(&name).unwrap();
-        let v = if s % 2 == 0 {
+        let v = if s.is_multiple_of(2) {
             hint
         } else {
             ((s >> 8) % 6) as i64

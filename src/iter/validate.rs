@@ -106,7 +106,7 @@ pub(super) fn validate_operand<I: Int>(name: impl Display + Copy, t: &TensorSpec
         }
     }
     if let Some(r) = reach {
-        if mul(r, es).map_or(true, |b| b > LIMIT) {
+        if mul(r, es).is_none_or(|b| b > LIMIT) {
             return Err(Error::overflow(format!(
                 "{name}: byte extent of its strides"
             )));

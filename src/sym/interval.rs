@@ -165,7 +165,7 @@ impl Interval {
         for _ in 1..e {
             acc = acc.mul(self);
         }
-        if e % 2 == 0 {
+        if e.is_multiple_of(2) {
             acc.lo = acc.lo.max(0);
         }
         acc

@@ -415,7 +415,7 @@ impl Knowledge {
             if let [(Atom::Sym(s), 1)] = t.mono.as_slice() {
                 if (t.coef.is_one() || t.coef == Coeff::Small(-1))
                     && all_syms.iter().filter(|x| *x == s).count() == 1
-                    && best.as_ref().map_or(true, |(b, _)| s > b)
+                    && best.as_ref().is_none_or(|(b, _)| s > b)
                 {
                     best = Some((s.clone(), t.coef.clone()));
                 }

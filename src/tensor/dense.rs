@@ -358,7 +358,7 @@ impl<T: Element> Tensor<T> {
     pub fn narrow(&self, dim: usize, start: i64, length: i64) -> Result<Self> {
         check_dim(dim, self.dim(), "narrow")?;
         let size = self.sizes[dim];
-        if start < 0 || length < 0 || start.checked_add(length).map_or(true, |e| e > size) {
+        if start < 0 || length < 0 || start.checked_add(length).is_none_or(|e| e > size) {
             return Err(Error::invalid(format!(
                 "narrow: [{start}, {start}+{length}) out of range for dim {dim} of size {size}"
             )));
