@@ -78,7 +78,11 @@ fn main() {
          pub type Runner = fn(&mut Vec<String>) -> Result<(), Box<dyn std::error::Error>>;\n\
          /// (notebook file name, runner) for every notebook.\n\
          pub fn all() -> Vec<(&'static str, Runner)> {{ vec![{}] }}",
-        names.iter().map(|(s, f)| format!("({f:?}, {s})")).collect::<Vec<_>>().join(", ")
+        names
+            .iter()
+            .map(|(s, f)| format!("({f:?}, {s})"))
+            .collect::<Vec<_>>()
+            .join(", ")
     )
     .unwrap();
     std::fs::write(Path::new(&out_dir).join("notebooks.rs"), code).expect("OUT_DIR is writable");
