@@ -740,7 +740,7 @@ mod kernels {
     /// A valid plan for `out[i] = a[i] + b[i]` over `n` f32 elements.
     fn plan(n: i64) -> Plan<i64> {
         let op = |is_output| OperandPlan {
-            stride_bytes: vec![4],
+            byte_strides: vec![4],
             offset: 0,
             element_size: 4,
             is_output,
@@ -778,10 +778,10 @@ mod kernels {
         p.operands[1].offset = 1;
         bad.push(("input offset past the end", p.clone()));
         p = plan(8);
-        p.operands[2].stride_bytes = vec![8];
+        p.operands[2].byte_strides = vec![8];
         bad.push(("input stride past the end", p.clone()));
         p = plan(8);
-        p.operands[0].stride_bytes = vec![2];
+        p.operands[0].byte_strides = vec![2];
         bad.push(("stride not a multiple of the element size", p.clone()));
         p = plan(8);
         p.operands[0].element_size = 8;
@@ -790,7 +790,7 @@ mod kernels {
         p.operands[1].offset = -1;
         bad.push(("negative offset", p.clone()));
         p = plan(8);
-        p.operands[0].stride_bytes = vec![0];
+        p.operands[0].byte_strides = vec![0];
         bad.push(("output stride 0", p.clone()));
         p = plan(8);
         p.shape = vec![-8];
@@ -798,18 +798,18 @@ mod kernels {
         p = plan(8);
         p.shape = vec![1 << 40, 1 << 40];
         for op in &mut p.operands {
-            op.stride_bytes = vec![0, 0];
+            op.byte_strides = vec![0, 0];
         }
         assert_eq!(p.numel(), i64::MAX, "saturates, no overflow panic");
         bad.push(("numel overflow", p.clone()));
         p = plan(8);
-        p.operands[1].stride_bytes = vec![i64::MAX - 3];
+        p.operands[1].byte_strides = vec![i64::MAX - 3];
         bad.push(("huge stride", p.clone()));
         p = plan(8);
         p.operands[1].offset = i64::MAX / 2;
         bad.push(("huge offset", p.clone()));
         p = plan(8);
-        p.operands[2].stride_bytes = vec![4, 4];
+        p.operands[2].byte_strides = vec![4, 4];
         bad.push(("rank mismatch", p.clone()));
         p = plan(8);
         p.operands.pop();
@@ -854,7 +854,7 @@ mod kernels {
             let mut p = plan(1);
             p.shape = shape.clone();
             for k in 0..3 {
-                p.operands[k].stride_bytes = strides[k].iter().map(|s| s * 4).collect();
+                p.operands[k].byte_strides = strides[k].iter().map(|s| s * 4).collect();
                 p.operands[k].offset = offsets[k];
             }
             let init: Vec<Vec<f32>> = lens.iter().map(|&n| (0..n).map(|i| i as f32 + 1.0).collect()).collect();

@@ -221,7 +221,7 @@ proptest! {
             let options = IterOptions { allow_fast_setup, check_mem_overlap: false, ..Default::default() };
             let plan = config_for(&inputs, &out, options).build().unwrap();
             prop_assert_eq!(plan.operands.len(), inputs.len() + 1);
-            prop_assert_eq!(plan.shape.len(), plan.operands[0].stride_bytes.len());
+            prop_assert_eq!(plan.shape.len(), plan.operands[0].byte_strides.len());
             let numel: i64 = plan.broadcast_shape.iter().product();
             prop_assert_eq!(plan.numel(), numel);
             prop_assert_eq!(plan_tuples(&plan), naive_tuples(&plan, std::slice::from_ref(&out), &inputs));

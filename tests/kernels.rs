@@ -423,7 +423,7 @@ fn invalid_plans_are_rejected_before_any_access() {
         Err(Error::InvalidLayout { .. })
     ));
     plan.operands[1].offset = 3;
-    plan.operands[1].stride_bytes = vec![-4]; // walks backwards from the last element: fine
+    plan.operands[1].byte_strides = vec![-4]; // walks backwards from the last element: fine
     kernel::execute_map1(
         &plan,
         out.storage(),
@@ -432,7 +432,7 @@ fn invalid_plans_are_rejected_before_any_access() {
         &ExecConfig::default(),
     )
     .unwrap();
-    plan.operands[1].stride_bytes = vec![2]; // misaligned
+    plan.operands[1].byte_strides = vec![2]; // misaligned
     assert!(kernel::execute_map1(
         &plan,
         out.storage(),
@@ -441,7 +441,7 @@ fn invalid_plans_are_rejected_before_any_access() {
         &ExecConfig::default()
     )
     .is_err());
-    plan.operands[1].stride_bytes = vec![i64::MAX - 3];
+    plan.operands[1].byte_strides = vec![i64::MAX - 3];
     assert!(kernel::execute_map1(
         &plan,
         out.storage(),

@@ -65,7 +65,9 @@ struct RawPlan {
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawOperand {
-    stride_bytes: Vec<String>,
+    /// The file keeps its version-1 name; the in-memory field is `OperandPlan::byte_strides`.
+    #[serde(rename = "stride_bytes")]
+    byte_strides: Vec<String>,
     offset: String,
     element_size: usize,
     is_output: bool,
@@ -125,7 +127,7 @@ impl Artifact {
                             .operands
                             .iter()
                             .map(|o| RawOperand {
-                                stride_bytes: strings(&o.stride_bytes),
+                                byte_strides: strings(&o.byte_strides),
                                 offset: o.offset.to_string(),
                                 element_size: o.element_size,
                                 is_output: o.is_output,
@@ -336,14 +338,14 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
         if o.is_output != (k == 0) {
             return Err(art(format!("operand {k}: is_output must be {}", k == 0)));
         }
-        if o.stride_bytes.len() != ndim {
+        if o.byte_strides.len() != ndim {
             return Err(art(format!(
                 "operand {k}: {} strides for {ndim} iteration dims",
-                o.stride_bytes.len()
+                o.byte_strides.len()
             )));
         }
         operands.push(OperandPlan {
-            stride_bytes: parse_exprs(&format!("operand {k} stride_bytes"), &o.stride_bytes)?,
+            byte_strides: parse_exprs(&format!("operand {k} stride_bytes"), &o.byte_strides)?,
             offset: Expr::parse(&o.offset).map_err(|e| art(format!("operand {k} offset: {e}")))?,
             element_size: o.element_size,
             is_output: o.is_output,

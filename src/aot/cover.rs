@@ -163,7 +163,7 @@ fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec) -> bool {
         && plan.operands.iter().zip(&other.operands).all(|(a, b)| {
             a.element_size == b.element_size
                 && a.is_output == b.is_output
-                && a.stride_bytes.len() == b.stride_bytes.len()
+                && a.byte_strides.len() == b.byte_strides.len()
         });
     if !same_shape {
         return false;
@@ -182,7 +182,7 @@ fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec) -> bool {
             plan.operands
                 .iter()
                 .zip(&other.operands)
-                .flat_map(|(a, b)| a.stride_bytes.iter().zip(&b.stride_bytes))
+                .flat_map(|(a, b)| a.byte_strides.iter().zip(&b.byte_strides))
                 .chain(
                     plan.operands
                         .iter()

@@ -345,7 +345,7 @@ pub(crate) struct PlanProgram {
 fn flatten(plan: &Plan<Expr>) -> Vec<Expr> {
     let mut v = plan.shape.clone();
     for op in &plan.operands {
-        v.extend(op.stride_bytes.iter().cloned());
+        v.extend(op.byte_strides.iter().cloned());
         v.push(op.offset.clone());
     }
     v.extend(plan.broadcast_shape.iter().cloned());
@@ -362,10 +362,10 @@ impl PlanProgram {
         let ndim = plan.shape.len();
         let rank = plan.broadcast_shape.len();
         for (k, op) in plan.operands.iter().enumerate() {
-            if op.stride_bytes.len() != ndim {
+            if op.byte_strides.len() != ndim {
                 return Err(Error::invalid(format!(
                     "operand {k} has {} strides for {ndim} iteration dims",
-                    op.stride_bytes.len()
+                    op.byte_strides.len()
                 )));
             }
         }
@@ -383,7 +383,7 @@ impl PlanProgram {
                 .operands
                 .iter()
                 .map(|op| OperandPlan {
-                    stride_bytes: vec![0; ndim],
+                    byte_strides: vec![0; ndim],
                     offset: 0,
                     element_size: op.element_size,
                     is_output: op.is_output,
@@ -426,7 +426,7 @@ impl PlanProgram {
             };
             fill(&mut out.shape);
             for (op, sk) in out.operands.iter_mut().zip(&self.skeleton.operands) {
-                fill(&mut op.stride_bytes);
+                fill(&mut op.byte_strides);
                 fill(std::slice::from_mut(&mut op.offset));
                 op.element_size = sk.element_size;
                 op.is_output = sk.is_output;
@@ -463,7 +463,7 @@ fn same_lengths(a: &Plan<i64>, b: &Plan<i64>) -> bool {
         && a.operands
             .iter()
             .zip(&b.operands)
-            .all(|(x, y)| x.stride_bytes.len() == y.stride_bytes.len())
+            .all(|(x, y)| x.byte_strides.len() == y.byte_strides.len())
         && a.perm.len() == b.perm.len()
         && a.output_strides.len() == b.output_strides.len()
         && a.output_strides

@@ -26,7 +26,7 @@ struct Operand<'a, I> {
     will_resize: bool,
     /// Byte strides over the broadcast dimensions; empty until `compute_strides` (and for
     /// operands that do not take part in it: undefined or resized outputs).
-    stride_bytes: Vec<I>,
+    byte_strides: Vec<I>,
 }
 
 impl<I> Operand<'_, I> {
@@ -180,7 +180,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 is_output: true,
                 is_read_write: false,
                 will_resize: false,
-                stride_bytes: Vec::new(),
+                byte_strides: Vec::new(),
             });
         }
         for (j, t) in config.inputs.iter().enumerate() {
@@ -191,7 +191,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 is_output: false,
                 is_read_write: false,
                 will_resize: false,
-                stride_bytes: Vec::new(),
+                byte_strides: Vec::new(),
             });
         }
         Ok(TensorIterator {
@@ -406,7 +406,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             self.shape = vec![numel];
         }
         for op in &mut self.operands {
-            op.stride_bytes = if nd >= 1 {
+            op.byte_strides = if nd >= 1 {
                 vec![I::from_i64(op.element_size as i64)]
             } else {
                 Vec::new()
@@ -429,7 +429,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             let Some(t) = op.tensor else { continue };
             let es = I::from_i64(op.element_size as i64);
             let offset = nd - t.ndim();
-            let mut stride_bytes = vec![I::from_i64(0); nd];
+            let mut byte_strides = vec![I::from_i64(0); nd];
             for (i, (size, stride)) in t.sizes.iter().zip(&t.strides).enumerate() {
                 let full = &self.shape[offset + i];
                 let broadcast = if size.sym_eq(full).statically_known_true() {
@@ -443,10 +443,10 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                     })?
                 };
                 if !broadcast {
-                    stride_bytes[offset + i] = stride.clone() * es.clone();
+                    byte_strides[offset + i] = stride.clone() * es.clone();
                 }
             }
-            self.operands[k].stride_bytes = stride_bytes;
+            self.operands[k].byte_strides = byte_strides;
         }
         Ok(())
     }
@@ -458,10 +458,10 @@ impl<'a, I: Int> TensorIterator<'a, I> {
     /// else deferred too.
     fn should_swap(&self, dim0: usize, dim1: usize) -> Result<i8> {
         for (k, op) in self.operands.iter().enumerate() {
-            if op.stride_bytes.is_empty() || op.will_resize {
+            if op.byte_strides.is_empty() || op.will_resize {
                 continue;
             }
-            let (s0, s1) = (&op.stride_bytes[dim0], &op.stride_bytes[dim1]);
+            let (s0, s1) = (&op.byte_strides[dim0], &op.byte_strides[dim1]);
             if s0.eq_i(0).or(&s1.eq_i(0)).guard(|| {
                 format!(
                     "compute_perm: operand {k} dims {dim0},{dim1}: a byte stride is 0 ({s0}, {s1})"
@@ -529,8 +529,8 @@ impl<'a, I: Int> TensorIterator<'a, I> {
         };
         reorder(&mut self.shape);
         for op in &mut self.operands {
-            if !op.stride_bytes.is_empty() {
-                reorder(&mut op.stride_bytes);
+            if !op.byte_strides.is_empty() {
+                reorder(&mut op.byte_strides);
             }
         }
         Ok(())
@@ -572,7 +572,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             } else {
                 self.invert_perm(&compat)
             };
-            self.operands[i].stride_bytes = compat.into_iter().map(|s| s * es.clone()).collect();
+            self.operands[i].byte_strides = compat.into_iter().map(|s| s * es.clone()).collect();
         }
     }
 
@@ -591,7 +591,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 .iter()
                 .fold(I::Bool::from_bool(true), |acc, op| {
                     acc.and(
-                        &(z0.clone() * op.stride_bytes[prev].clone()).sym_eq(&op.stride_bytes[dim]),
+                        &(z0.clone() * op.byte_strides[prev].clone()).sym_eq(&op.byte_strides[dim]),
                     )
                 });
             let user_dim = self.perm[dim];
@@ -618,14 +618,14 @@ impl<'a, I: Int> TensorIterator<'a, I> {
         }
         self.shape.truncate(prev + 1);
         for op in &mut self.operands {
-            op.stride_bytes.truncate(prev + 1);
+            op.byte_strides.truncate(prev + 1);
         }
         Ok(())
     }
 
     fn replace_stride(&mut self, dim0: usize, dim1: usize) {
         for op in &mut self.operands {
-            op.stride_bytes[dim0] = op.stride_bytes[dim1].clone();
+            op.byte_strides[dim0] = op.byte_strides[dim1].clone();
         }
     }
 
@@ -637,7 +637,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 offset: op
                     .tensor
                     .map_or_else(|| I::from_i64(0), |t| t.storage_offset.clone()),
-                stride_bytes: op.stride_bytes,
+                byte_strides: op.byte_strides,
                 element_size: op.element_size,
                 is_output: op.is_output,
             })
@@ -758,12 +758,12 @@ mod tests {
     fn coalescing_merges_contiguous_runs_and_size_one_dims() {
         let p = plan(&[(vec![2, 1, 3, 4], vec![12, 7, 4, 1])], general());
         assert_eq!(p.shape, vec![24]);
-        assert_eq!(p.operands[1].stride_bytes, vec![4]);
+        assert_eq!(p.operands[1].byte_strides, vec![4]);
         // A gap (row stride 5 for rows of 4) prevents merging the two dims.
         let p = plan(&[(vec![3, 4], vec![5, 1])], general());
         assert_eq!(p.shape, vec![4, 3]);
-        assert_eq!(p.operands[1].stride_bytes, vec![4, 20]);
-        assert_eq!(p.operands[0].stride_bytes, vec![4, 16]);
+        assert_eq!(p.operands[1].byte_strides, vec![4, 20]);
+        assert_eq!(p.operands[0].byte_strides, vec![4, 16]);
     }
 
     #[test]
@@ -774,7 +774,7 @@ mod tests {
         );
         assert_eq!(p.shape, vec![6]);
         assert_eq!(p.perm, vec![0, 1]);
-        assert!(p.operands.iter().all(|o| o.stride_bytes == vec![4]));
+        assert!(p.operands.iter().all(|o| o.byte_strides == vec![4]));
         // Non-overlapping-and-dense with equal (transposed) strides: output copies them.
         let p = plan(
             &[(vec![2, 3], vec![1, 2]), (vec![2, 3], vec![1, 2])],

@@ -6,7 +6,7 @@ use crate::int::Int;
 #[derive(Clone, Debug, PartialEq)]
 pub struct OperandPlan<I> {
     /// Strides in **bytes** along each iteration dimension (same length as [`Plan::shape`]).
-    pub stride_bytes: Vec<I>,
+    pub byte_strides: Vec<I>,
     /// Storage offset of the operand's first element, in elements.
     pub offset: I,
     /// Element size in bytes.
@@ -59,7 +59,7 @@ impl<I> Plan<I> {
         let mut operands = Vec::with_capacity(self.operands.len());
         for op in &self.operands {
             operands.push(OperandPlan {
-                stride_bytes: map_all(&op.stride_bytes)?,
+                byte_strides: map_all(&op.byte_strides)?,
                 offset: map_all(std::slice::from_ref(&op.offset))?.remove(0),
                 element_size: op.element_size,
                 is_output: op.is_output,
@@ -86,7 +86,7 @@ impl Plan<i64> {
     }
 
     /// Reference walk: calls `f` once per iteration point, innermost dimension fastest, with
-    /// the byte offset of every operand (`offset * element_size + sum(index * stride_bytes)`),
+    /// the byte offset of every operand (`offset * element_size + sum(index * byte_strides)`),
     /// outputs first. A plain odometer, meant as the oracle kernels are tested against.
     pub fn for_each_byte_offsets(&self, mut f: impl FnMut(&[i64])) {
         if self.shape.iter().any(|&s| s <= 0) {
@@ -107,13 +107,13 @@ impl Plan<i64> {
                 }
                 index[d] += 1;
                 for (p, op) in ptrs.iter_mut().zip(&self.operands) {
-                    *p += op.stride_bytes[d];
+                    *p += op.byte_strides[d];
                 }
                 if index[d] < self.shape[d] {
                     break;
                 }
                 for (p, op) in ptrs.iter_mut().zip(&self.operands) {
-                    *p -= op.stride_bytes[d] * self.shape[d];
+                    *p -= op.byte_strides[d] * self.shape[d];
                 }
                 index[d] = 0;
                 d += 1;

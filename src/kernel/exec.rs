@@ -85,19 +85,19 @@ pub(crate) fn prepare<const N: usize>(
                 ),
             ));
         }
-        if op.stride_bytes.len() != nd {
+        if op.byte_strides.len() != nd {
             return Err(Error::layout(
                 what(),
-                format!("{} strides for {nd} dims", op.stride_bytes.len()),
+                format!("{} strides for {nd} dims", op.byte_strides.len()),
             ));
         }
         let es = op.element_size as i64;
-        if let Some(d) = op.stride_bytes.iter().position(|&s| s % es != 0) {
+        if let Some(d) = op.byte_strides.iter().position(|&s| s % es != 0) {
             return Err(Error::layout(
                 what(),
                 format!(
                     "dim {d}: byte stride {} is not a multiple of the element size {es}",
-                    op.stride_bytes[d]
+                    op.byte_strides[d]
                 ),
             ));
         }
@@ -114,11 +114,11 @@ pub(crate) fn prepare<const N: usize>(
             .offset
             .checked_mul(es)
             .ok_or_else(|| Error::overflow(what()))?;
-        let (lo, hi) = byte_range(&plan.shape, &op.stride_bytes, start, es, k)?;
+        let (lo, hi) = byte_range(&plan.shape, &op.byte_strides, start, es, k)?;
         if lo < 0 || hi > raw.bytes as i64 {
             return Err(Error::layout(
                 what(),
-                format!("addresses bytes [{lo}, {hi}) but its storage has {} bytes (shape {:?}, byte strides {:?}, offset {})", raw.bytes, plan.shape, op.stride_bytes, op.offset),
+                format!("addresses bytes [{lo}, {hi}) but its storage has {} bytes (shape {:?}, byte strides {:?}, offset {})", raw.bytes, plan.shape, op.byte_strides, op.offset),
             ));
         }
         ranges[k] = (lo, hi);
@@ -127,10 +127,10 @@ pub(crate) fn prepare<const N: usize>(
         for k in 0..num_outputs {
             let op = &plan.operands[k];
             let es = op.element_size as i64;
-            let el: SmallVec<[i64; 8]> = op.stride_bytes.iter().map(|s| s / es).collect();
+            let el: SmallVec<[i64; 8]> = op.byte_strides.iter().map(|s| s / es).collect();
             if !crate::tensor::layout_is_non_overlapping(&plan.shape, &el) {
                 return Err(Error::MemoryOverlap {
-                    message: format!("output {k} has internal overlap (more than one element written to one memory location): shape {:?}, byte strides {:?}", plan.shape, op.stride_bytes),
+                    message: format!("output {k} has internal overlap (more than one element written to one memory location): shape {:?}, byte strides {:?}", plan.shape, op.byte_strides),
                 });
             }
             for j in 0..N {
@@ -144,7 +144,7 @@ pub(crate) fn prepare<const N: usize>(
                     && plan
                         .shape
                         .iter()
-                        .zip(other.stride_bytes.iter().zip(&op.stride_bytes))
+                        .zip(other.byte_strides.iter().zip(&op.byte_strides))
                         .all(|(&s, (a, b))| s == 1 || a == b);
                 if !(disjoint || (identical && j >= num_outputs)) {
                     return Err(Error::MemoryOverlap {
@@ -157,7 +157,7 @@ pub(crate) fn prepare<const N: usize>(
     let numel = usize::try_from(numel).map_err(|_| Error::overflow("plan numel"))?;
     let mut shape: SmallVec<[usize; 8]> = plan.shape.iter().map(|&s| s as usize).collect();
     let mut strides: SmallVec<[[isize; N]; 8]> = (0..nd)
-        .map(|d| std::array::from_fn(|k| plan.operands[k].stride_bytes[d] as isize))
+        .map(|d| std::array::from_fn(|k| plan.operands[k].byte_strides[d] as isize))
         .collect();
     if nd == 0 {
         shape.push(1);
