@@ -76,6 +76,35 @@ pub struct ElementwiseCase {
     pub expect: Expect,
 }
 
+/// The strided tensor a `view` case starts from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewBase {
+    /// Sizes, in elements.
+    pub sizes: Vec<i64>,
+    /// Strides, in elements.
+    pub strides: Vec<i64>,
+    /// Storage offset, in elements.
+    pub offset: i64,
+    /// Elements in the storage.
+    pub storage_numel: i64,
+}
+
+/// A `view` case: movement ops applied left to right to a strided tensor.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ViewCase {
+    /// The input tensor.
+    pub base: ViewBase,
+    /// The ops, in order.
+    pub ops: Vec<crate::view::ViewOp>,
+    /// `{"sizes", "strides", "offset", "aliases"}` or `{"error": CATEGORY}` (PyTorch's
+    /// `message` is moved to [`ViewCase::message`]: it is information, not an answer).
+    pub expect: Expect,
+    /// PyTorch's error message, when the case expects an error.
+    #[serde(skip)]
+    pub message: Option<String>,
+}
+
 /// One golden case.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -86,6 +115,8 @@ pub enum Case {
     Broadcast(BroadcastCase),
     /// See [`ElementwiseCase`].
     Elementwise(ElementwiseCase),
+    /// See [`ViewCase`].
+    View(ViewCase),
 }
 
 impl Case {
@@ -95,21 +126,23 @@ impl Case {
             Case::Layout(c) => &c.expect,
             Case::Broadcast(c) => &c.expect,
             Case::Elementwise(c) => &c.expect,
+            Case::View(c) => &c.expect,
         }
     }
 
-    /// The `kind` tag (`"layout"`, `"broadcast"`, `"elementwise"`).
+    /// The `kind` tag (`"layout"`, `"broadcast"`, `"elementwise"`, `"view"`).
     pub fn kind(&self) -> &'static str {
         match self {
             Case::Layout(_) => "layout",
             Case::Broadcast(_) => "broadcast",
             Case::Elementwise(_) => "elementwise",
+            Case::View(_) => "view",
         }
     }
 
     /// Parses one JSONL line. Errors are [`Error::Parse`] with serde's position.
     pub fn parse(line: &str) -> Result<Case> {
-        let case: Case =
+        let mut case: Case =
             serde_json::from_str(line).map_err(|e| Error::parse("golden case", e.to_string()))?;
         if let Case::Elementwise(c) = &case {
             if c.inputs.len() != c.op.arity() {
@@ -123,6 +156,12 @@ impl Case {
                     ),
                 ));
             }
+        }
+        if let Case::View(c) = &mut case {
+            c.message = match c.expect.remove("message") {
+                Some(serde_json::Value::String(m)) => Some(m),
+                _ => None,
+            };
         }
         Ok(case)
     }

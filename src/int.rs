@@ -79,6 +79,12 @@ pub trait Int:
     /// `min(self, other)` as a value (no branching).
     fn min(&self, other: &Self) -> Self;
 
+    /// Floor division (Python `//`). The caller guarantees `other != 0` (and, on the
+    /// concrete path, that the quotient fits: not `i64::MIN // -1`).
+    fn floor_div(&self, other: &Self) -> Self;
+    /// Modulo with the sign of the divisor (Python `%`). The caller guarantees `other != 0`.
+    fn modulo(&self, other: &Self) -> Self;
+
     /// `self == v` for a constant.
     fn eq_i(&self, v: i64) -> Self::Bool {
         self.sym_eq(&Self::from_i64(v))
@@ -169,6 +175,18 @@ impl Int for i64 {
     #[inline]
     fn min(&self, other: &Self) -> Self {
         std::cmp::min(*self, *other)
+    }
+    #[inline]
+    fn floor_div(&self, other: &Self) -> Self {
+        num_integer::Integer::div_floor(self, other)
+    }
+    #[inline]
+    fn modulo(&self, other: &Self) -> Self {
+        if *other == -1 {
+            0
+        } else {
+            num_integer::Integer::mod_floor(self, other)
+        }
     }
 }
 

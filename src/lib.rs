@@ -13,6 +13,7 @@
 //! * [`iter`]: the TensorIterator build producing an iteration plan.
 //! * [`tensor`] and [`kernel`]: strided tensors and the loops that execute plans.
 //! * [`aot`]: ahead-of-time specializations, artifacts and dispatch.
+//! * [`view`]: PyTorch's movement ops (permute, slice, view/reshape, ...) over [`Int`].
 #![warn(missing_docs)]
 
 mod dtype;
@@ -28,6 +29,7 @@ pub mod sym;
 pub mod tensor;
 #[doc(hidden)]
 pub mod testing;
+pub mod view;
 
 pub use dtype::{can_cast, promote_types, Category, DType};
 pub use error::{Error, Result};

@@ -228,3 +228,24 @@ fn invalid_elementwise_inputs_get_the_same_error_on_both_paths() {
         "{concrete:?}"
     );
 }
+
+/// Views (`views.jsonl`): every chain of movement ops answers PyTorch's sizes, strides,
+/// storage offset and aliasing (or its error category), concretely and symbolically (base
+/// sizes, strides, offset and storage size symbols; op arguments constants).
+#[test]
+fn view_golden_cases_all_pass_in_both_modes() {
+    let v = golden("views.jsonl");
+    let n = expects(&v).len();
+    for mode in [&["--check"][..], &["--symbolic", "--check"][..]] {
+        let o = run(mode, &[&v]);
+        let lines = stdout_lines(&o);
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some(format!("{n} passed, 0 failed").as_str()),
+            "{mode:?} stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success());
+        assert_eq!(lines.len(), n + 1);
+    }
+}

@@ -9,10 +9,11 @@
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::ExitCode;
-use symstride::golden::{self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase};
+use symstride::golden::{self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase, ViewCase};
 use symstride::iter;
 use symstride::layout::{self, MemoryFormat, StrideMatch};
 use symstride::sym::{Bindings, ShapeEnv, SymBool, SymInt, SymbolSpec};
+use symstride::view::{View, ViewChain};
 use symstride::{Error, Int, Result};
 
 /// Arguments of `symstride conformance`.
@@ -44,6 +45,8 @@ trait Engine {
     fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<Self::I>>;
     /// Lifts a shape.
     fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<Self::I>>;
+    /// Lifts one non-negative integer of the case (a storage offset or size).
+    fn value(&mut self, name: &str, v: i64) -> Result<Self::I>;
     /// Evaluates a result integer.
     fn int(&self, v: &Self::I) -> Result<i64>;
     /// Evaluates a result boolean.
@@ -72,6 +75,9 @@ impl Engine for Concrete {
     fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<i64>> {
         layout::check_sizes(name, sizes)?;
         Ok(sizes.to_vec())
+    }
+    fn value(&mut self, _name: &str, v: i64) -> Result<i64> {
+        Ok(v)
     }
     fn int(&self, v: &i64) -> Result<i64> {
         Ok(*v)
@@ -118,6 +124,9 @@ impl Engine for Symbolic {
     fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<SymInt>> {
         layout::check_sizes(name, sizes)?;
         self.symbols(&format!("{name}_s"), sizes, 0)
+    }
+    fn value(&mut self, name: &str, v: i64) -> Result<SymInt> {
+        Ok(self.symbols(name, &[v], 0)?.remove(0))
     }
     fn int(&self, v: &SymInt) -> Result<i64> {
         v.eval(&self.hints)
@@ -242,12 +251,48 @@ fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expe
     Ok(got)
 }
 
+/// ================================ VIEW DISPATCH ================================
+/// A `view` case: the base tensor (sizes, strides, offset and storage size lifted through
+/// the engine; op arguments stay constants) goes through [`ViewChain`]; the answer is
+/// `{"sizes", "strides", "offset", "aliases"}` or the error category of the first op that
+/// PyTorch rejects. Other failures (overflow, limits) are engine errors, not answers.
+fn view_case<E: Engine>(e: &mut E, case: &ViewCase) -> Result<Expect> {
+    let b = &case.base;
+    let (sizes, strides) = e.tensor("base", &b.sizes, &b.strides)?;
+    let offset = e.value("base_offset", b.offset)?;
+    let storage = e.value("base_storage", b.storage_numel)?;
+    let mut chain = ViewChain::new(View::new(sizes, strides, offset)?, storage);
+    let mut got = Expect::new();
+    for op in &case.ops {
+        match chain.apply(op) {
+            Ok(()) => {}
+            Err(
+                err @ (Error::Index { .. }
+                | Error::Shape { .. }
+                | Error::View { .. }
+                | Error::Expand { .. }
+                | Error::Invalid { .. }),
+            ) => {
+                got.insert("error".into(), json!(err.category()));
+                return Ok(got);
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    got.insert("sizes".into(), json!(e.ints(chain.view.sizes())?));
+    got.insert("strides".into(), json!(e.ints(chain.view.strides())?));
+    got.insert("offset".into(), json!(e.int(chain.view.offset())?));
+    got.insert("aliases".into(), json!(chain.aliases));
+    Ok(got)
+}
+
 /// Answers one case; an engine error becomes `{"error": "<message>"}`.
 fn answer<E: Engine>(e: &mut E, case: &Case) -> Expect {
     let result = match case {
         Case::Layout(c) => layout_case(e, c),
         Case::Broadcast(c) => broadcast_case(e, c),
         Case::Elementwise(c) => elementwise_case(e, c),
+        Case::View(c) => view_case(e, c),
     }
     .and_then(|got| e.finish().map(|()| got));
     result.unwrap_or_else(|err| {
@@ -263,6 +308,15 @@ fn answer_case(case: &Case, symbolic: bool) -> Expect {
         answer(&mut Symbolic::default(), case)
     } else {
         answer(&mut Concrete, case)
+    }
+}
+
+/// Whether an `error` answer is a golden error category the case kind can expect (rather
+/// than an engine failure).
+fn is_answer_category(case: &Case, err: &str) -> bool {
+    match case {
+        Case::View(_) => matches!(err, "index" | "shape" | "view" | "expand" | "error"),
+        _ => err == "broadcast",
     }
 }
 
@@ -301,7 +355,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             // An error other than the broadcast answer means the case itself is invalid
             // (or the engine failed): say where, and fail the run.
             let error = match got.get("error") {
-                Some(Value::String(err)) if err != "broadcast" => Some(err),
+                Some(Value::String(err)) if !is_answer_category(&case, err) => Some(err),
                 _ => None,
             };
             if let Some(err) = error {

@@ -341,6 +341,12 @@ impl Int for SymInt {
         }
         self.bin(o, e, |a, b| Some(a.min(b)))
     }
+    fn floor_div(&self, o: &Self) -> Self {
+        SymInt::floor_div(self, o)
+    }
+    fn modulo(&self, o: &Self) -> Self {
+        SymInt::modulo(self, o)
+    }
 }
 
 impl Bool for SymBool {
