@@ -16,7 +16,9 @@
 //! * **Conjunctions decided as a whole.** A chunk boundary is `size[d-1] != 1 &&
 //!   stride[d-1] != chunk_numel * base`; when the stride already chains (statically equal),
 //!   the conjunction is false whatever the size, so no guard on `size == 1` is recorded.
-//!   Dimensions whose strides chain are therefore merged without a guard.
+//!   Dimensions whose strides chain are therefore merged without a guard once the sizes
+//!   are known to be at least 2 (what PyTorch assumes of every backed symbol); with sizes
+//!   that may be 0 or 1 the size-1 questions of c10's greedy walk are real and recorded.
 //! * **Floor division and modulo.** `-1` inference divides the element count by the
 //!   product of the other sizes. Once `product >= 1` holds (statically or by a recorded
 //!   guard), [`SymInt`](crate::sym::SymInt)'s `//` and `%` divide monomials exactly
