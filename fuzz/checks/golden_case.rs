@@ -1,6 +1,6 @@
 //! Fuzzes the golden-case reader (`golden::parse_cases`) and the engine behind it.
 //!
-//! Every parsed case is answered through the layout, broadcast and iterator entry points
+//! Every parsed case is answered through the layout, broadcast, iterator and view entry points
 //! on the concrete path and, for small ranks, on the symbolic path (every size and stride a
 //! symbol whose hint is the concrete value, as `symstride conformance --symbolic` does).
 //! Invariants: line numbers are 1-based and increasing; no entry point panics; validation
@@ -13,6 +13,7 @@ use symstride::golden::{self, Case};
 use symstride::iter;
 use symstride::layout::{self, StrideMatch};
 use symstride::sym::{Bindings, ShapeEnv, SymInt, SymbolSpec};
+use symstride::view::{View, ViewChain};
 use symstride::{Int, Result};
 
 /// A result as it can be compared across engines: the value, or the kind of error (the
@@ -105,6 +106,37 @@ fn answers<I: Int>(
                 iter::elementwise_output(&inputs).and_then(|(s, t)| Ok((ints(&s)?, ints(&t)?))),
             ));
         }
+        Case::View(c) => {
+            let b = &c.base;
+            if let Err(e) = layout::check_layout("base", &b.sizes, &b.strides) {
+                return vec![format!("invalid: {e}")];
+            }
+            let lifted = (|| -> Result<_> {
+                let view = View::new(
+                    lift("s", &b.sizes, 0)?,
+                    lift("t", &b.strides, 0)?,
+                    lift("o", &[b.offset], 0)?.remove(0),
+                )?;
+                Ok(ViewChain::new(
+                    view,
+                    lift("n", &[b.storage_numel], 0)?.remove(0),
+                ))
+            })();
+            let mut chain = match lifted {
+                Ok(chain) => chain,
+                Err(e) => return vec![format!("lift: {}", show::<()>(Err(e)))],
+            };
+            for op in &c.ops {
+                if let Err(e) = chain.apply(op) {
+                    out.push(format!("{} {}", e.category(), show::<()>(Err(e))));
+                    return out;
+                }
+            }
+            let v = &chain.view;
+            out.push(show(ints(v.sizes()).and_then(|s| {
+                Ok((s, ints(v.strides())?, int(v.offset())?, chain.aliases))
+            })));
+        }
     }
     out
 }
@@ -114,6 +146,7 @@ fn rank(case: &Case) -> usize {
         Case::Layout(c) => c.sizes.len().max(c.strides.len()),
         Case::Broadcast(c) => c.shapes.iter().map(|s| s.len()).sum(),
         Case::Elementwise(c) => c.inputs.iter().map(|t| t.sizes.len()).sum(),
+        Case::View(c) => c.base.sizes.len() + c.ops.len(),
     }
 }
 

@@ -208,9 +208,9 @@ impl<I: Int> View<I> {
         }
         let mut sizes = Vec::with_capacity(n);
         let mut strides = Vec::with_capacity(n);
-        for d in 0..n {
+        for (d, &chosen) in chosen.iter().enumerate() {
             let size = &self.sizes()[d];
-            let drop = chosen[d]
+            let drop = chosen
                 && size
                     .eq_i(1)
                     .guard(|| format!("squeeze: size[{d}] = {size} == 1"))?;

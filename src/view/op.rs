@@ -189,14 +189,16 @@ impl<I: Int> ViewChain<I> {
             ViewOp::Squeeze(d) => v.squeeze(d)?,
             ViewOp::Flatten(s, e) => {
                 let r = v.flatten(*s, *e)?;
-                return Ok(self.reshaped(r));
+                self.reshaped(r);
+                return Ok(());
             }
             ViewOp::Unflatten(d, s) => v.unflatten(*d, &c(s))?,
             ViewOp::Movedim(s, d) => v.movedim(*s, *d)?,
             ViewOp::View(s) => v.view(&c(s))?,
             ViewOp::Reshape(s) => {
                 let r = v.reshape(&c(s))?;
-                return Ok(self.reshaped(r));
+                self.reshaped(r);
+                return Ok(());
             }
             ViewOp::AsStrided(s, t, o) => {
                 v.as_strided(c(s), c(t), I::from_i64(*o), &self.storage_numel)?

@@ -16,7 +16,9 @@
 //! * **Conjunctions decided as a whole.** A chunk boundary is `size[d-1] != 1 &&
 //!   stride[d-1] != chunk_numel * base`; when the stride already chains (statically equal),
 //!   the conjunction is false whatever the size, so no guard on `size == 1` is recorded.
-//!   Dimensions whose strides chain are therefore merged without a guard.
+//!   Dimensions whose strides chain are therefore merged without a guard once the sizes
+//!   are known to be at least 2 (what PyTorch assumes of every backed symbol); with sizes
+//!   that may be 0 or 1 the size-1 questions of c10's greedy walk are real and recorded.
 //! * **Floor division and modulo.** `-1` inference divides the element count by the
 //!   product of the other sizes. Once `product >= 1` holds (statically or by a recorded
 //!   guard), [`SymInt`](crate::sym::SymInt)'s `//` and `%` divide monomials exactly
@@ -51,6 +53,36 @@ fn shape_str<I: Int>(shape: &[I]) -> String {
 /// Resolves one `-1` in `shape` so that its product is `numel` (ATen's `infer_size`),
 /// with PyTorch's errors ([`Error::Shape`]).
 pub fn infer_size<I: Int>(shape: &[I], numel: &I, op: &str) -> Result<Vec<I>> {
+    infer_size_of(shape, std::slice::from_ref(numel), op)
+}
+
+/// Removes from `a` and `b` the factors they share (structurally equal, non-constant):
+/// `(b*s*e, 8*b*s)` becomes `(e, 8)`.
+fn cancel<I: Int>(a: &[I], b: &[I]) -> (Vec<I>, Vec<I>) {
+    let mut a: Vec<I> = a.to_vec();
+    let mut rest = Vec::new();
+    for f in b {
+        let hit = f
+            .as_const()
+            .is_none()
+            .then(|| a.iter().position(|g| g.sym_eq(f).statically_known_true()));
+        match hit.flatten() {
+            Some(k) => {
+                a.remove(k);
+            }
+            None => rest.push(f.clone()),
+        }
+    }
+    (a, rest)
+}
+
+/// [`infer_size`] for an element count given as a product of `factors` (the input's
+/// sizes). Factors shared by the input and the new shape cancel before any modulo or
+/// division is formed, which is exact once the new shape's known product is `>= 1` (then
+/// every factor is `>= 1`): `numel % newsize == 0` becomes `e % 8 == 0` and the inferred
+/// size `e // 8` instead of `(b*s*e) // (8*b*s)`.
+pub(crate) fn infer_size_of<I: Int>(shape: &[I], factors: &[I], op: &str) -> Result<Vec<I>> {
+    let numel = layout::numel(factors);
     let mut infer = None;
     for (i, s) in shape.iter().enumerate() {
         if s.as_const() == Some(-1) {
@@ -86,8 +118,18 @@ pub fn infer_size<I: Int>(shape: &[I], numel: &I, op: &str) -> Result<Vec<I>> {
     let mut out = shape.to_vec();
     match infer {
         None => {
-            if !numel
-                .sym_eq(&newsize)
+            // Cancelling shared factors keeps `numel == newsize` equivalent when either
+            // side is known to be non-zero (then the shared factors are non-zero).
+            let nonzero =
+                newsize.ne_i(0).statically_known_true() || numel.ne_i(0).statically_known_true();
+            let (a, b) = if nonzero {
+                let (a, b) = cancel(factors, &known);
+                (layout::numel(&a), layout::numel(&b))
+            } else {
+                (numel.clone(), newsize.clone())
+            };
+            if !a
+                .sym_eq(&b)
                 .guard(|| format!("{op}: numel {numel} == product of sizes {newsize}"))?
             {
                 return Err(invalid());
@@ -113,14 +155,21 @@ pub fn infer_size<I: Int>(shape: &[I], numel: &I, op: &str) -> Result<Vec<I>> {
                     invalid()
                 });
             }
-            let rem = numel.modulo(&newsize);
-            if !rem
-                .eq_i(0)
-                .guard(|| format!("{op}: {newsize} divides numel {numel} (to infer size[{i}])"))?
-            {
-                return Err(invalid());
+            let (a, b) = cancel(factors, &known);
+            let (a, b) = (layout::numel(&a), layout::numel(&b));
+            if b.as_const() != Some(1) {
+                let rem = a.modulo(&b);
+                if !rem.eq_i(0).guard(|| {
+                    format!("{op}: {b} divides {a} (to infer size[{i}] of numel {numel})")
+                })? {
+                    return Err(invalid());
+                }
             }
-            out[i] = numel.floor_div(&newsize);
+            out[i] = if b.as_const() == Some(1) {
+                a
+            } else {
+                a.floor_div(&b)
+            };
         }
     }
     Ok(out)
@@ -310,7 +359,7 @@ impl<I: Int> View<I> {
     /// `view(shape)` (one `-1` allowed): the same elements under new sizes, or
     /// [`Error::View`] when the strides cannot express it.
     pub fn view(&self, shape: &[I]) -> Result<Self> {
-        let shape = infer_size(shape, &self.numel(), "view")?;
+        let shape = infer_size_of(shape, self.sizes(), "view")?;
         match compute_stride(self.sizes(), self.strides(), &shape, "view")? {
             Some(strides) => View::derived(shape, strides, self.offset().clone(), "view"),
             None => Err(Error::View {
@@ -328,7 +377,7 @@ impl<I: Int> View<I> {
     }
 
     fn reshape_as(&self, op: &str, shape: &[I]) -> Result<Reshaped<I>> {
-        let shape = infer_size(shape, &self.numel(), op)?;
+        let shape = infer_size_of(shape, self.sizes(), op)?;
         Ok(
             match compute_stride(self.sizes(), self.strides(), &shape, op)? {
                 Some(strides) => Reshaped {
@@ -397,7 +446,13 @@ impl<I: Int> View<I> {
         let mut shape = self.sizes()[..d].to_vec();
         shape.extend(inferred);
         shape.extend_from_slice(&self.sizes()[d + 1..]);
-        self.view(&shape)
+        // The element count matches by construction (checked by `infer_size` above), so
+        // PyTorch's re-check inside `view` is skipped: it could only record a guard the
+        // divisibility guard already implies. Splitting one dim is always a view.
+        match compute_stride(self.sizes(), self.strides(), &shape, "unflatten")? {
+            Some(strides) => View::derived(shape, strides, self.offset().clone(), "unflatten"),
+            None => self.view(&shape),
+        }
     }
 }
 
