@@ -76,6 +76,59 @@ pub struct ElementwiseCase {
     pub expect: Expect,
 }
 
+/// A tensor of an `op` case: layout, dtype, and the storage it shares with others.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpTensor {
+    /// Sizes, in elements.
+    pub sizes: Vec<i64>,
+    /// Strides, in elements.
+    pub strides: Vec<i64>,
+    /// Dtype name (`float32` when missing).
+    #[serde(default = "default_dtype")]
+    pub dtype: String,
+    /// Tensors with the same id share one storage; `None`: a storage of its own.
+    #[serde(default)]
+    pub storage: Option<u64>,
+    /// Storage offset in elements.
+    #[serde(default)]
+    pub offset: i64,
+}
+
+fn default_dtype() -> String {
+    "float32".into()
+}
+
+/// An argument of an `op` case: a tensor or a Python number.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum OpArg {
+    /// `{"scalar": v}`: a Python int, float or bool.
+    Scalar {
+        /// The number.
+        scalar: serde_json::Value,
+    },
+    /// A tensor.
+    Tensor(OpTensor),
+}
+
+/// An `op` case: the output of an elementwise op with dtypes, `out=` or in-place.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct OpCase {
+    /// The op's name (a row of `symstride::op::TABLE`).
+    pub op: String,
+    /// Its arguments, in order.
+    pub inputs: Vec<OpArg>,
+    /// The `out=` tensor, if any.
+    #[serde(default)]
+    pub out: Option<OpTensor>,
+    /// In place: input 0 is the output.
+    #[serde(default)]
+    pub inplace: bool,
+    /// `{"sizes", "strides", "dtype"}` or `{"error": category, "message": ...}`.
+    pub expect: Expect,
+}
+
 /// The strided tensor a `view` case starts from.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,6 +170,8 @@ pub enum Case {
     Elementwise(ElementwiseCase),
     /// See [`ViewCase`].
     View(ViewCase),
+    /// See [`OpCase`].
+    Op(OpCase),
 }
 
 impl Case {
@@ -126,16 +181,18 @@ impl Case {
             Case::Layout(c) => &c.expect,
             Case::Broadcast(c) => &c.expect,
             Case::Elementwise(c) => &c.expect,
+            Case::Op(c) => &c.expect,
             Case::View(c) => &c.expect,
         }
     }
 
-    /// The `kind` tag (`"layout"`, `"broadcast"`, `"elementwise"`, `"view"`).
+    /// The `kind` tag (`"layout"`, `"broadcast"`, `"elementwise"`, `"op"`, `"view"`).
     pub fn kind(&self) -> &'static str {
         match self {
             Case::Layout(_) => "layout",
             Case::Broadcast(_) => "broadcast",
             Case::Elementwise(_) => "elementwise",
+            Case::Op(_) => "op",
             Case::View(_) => "view",
         }
     }

@@ -12,6 +12,7 @@
 //! * [`layout`]: strides, contiguity, memory formats, broadcasting (concrete and symbolic).
 //! * [`iter`]: the TensorIterator build producing an iteration plan.
 //! * [`tensor`] and [`kernel`]: strided tensors and the loops that execute plans.
+//! * [`op`]: the elementwise op table (dtypes, promotion, `out=`, in-place, references).
 //! * [`aot`]: ahead-of-time specializations, artifacts and dispatch.
 //! * [`view`]: PyTorch's movement ops (permute, slice, view/reshape, ...) over [`Int`].
 #![warn(missing_docs)]
@@ -25,6 +26,7 @@ pub mod golden;
 pub mod iter;
 pub mod kernel;
 pub mod layout;
+pub mod op;
 pub mod sym;
 pub mod tensor;
 #[doc(hidden)]

@@ -61,7 +61,6 @@ fn coverage() -> Vec<(Spec, Vec<Row>)> {
         .collect()
 }
 
-
 /// The `--cover` artifact of a spec.
 fn compile_cover(spec: &Spec) -> Artifact {
     Artifact::compile(

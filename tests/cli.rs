@@ -83,7 +83,6 @@ fn answers(r: &Run) -> Vec<serde_json::Value> {
         .collect()
 }
 
-
 /// `conformance [--symbolic] FILE`.
 fn conformance_args(symbolic: bool, file: &str) -> Vec<&str> {
     let mut args = vec!["conformance"];

@@ -229,6 +229,41 @@ fn invalid_elementwise_inputs_get_the_same_error_on_both_paths() {
     );
 }
 
+/// `ops.jsonl`: dtypes and promotion, Python numbers, `out=` (resized and restrided),
+/// in-place, shared storages and offsets, PyTorch's errors by category; both modes.
+#[test]
+fn op_golden_cases_all_pass_concretely_and_symbolically() {
+    let path = golden("ops.jsonl");
+    let n = expects(&path).len();
+    assert_eq!(n, 3000);
+    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
+        let o = run(mode, &[&path]);
+        let lines = stdout_lines(&o);
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some(format!("{n} passed, 0 failed").as_str()),
+            "{mode:?} stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success());
+    }
+}
+
+/// An op error answer is its category (the message is informational); a category that does
+/// not match fails the check.
+#[test]
+fn op_error_answers_compare_by_category() {
+    let ok = r#"{"kind":"op","op":"neg","inputs":[{"sizes":[2],"strides":[1],"dtype":"bool"}],"expect":{"error":"dtype","message":"anything"}}"#;
+    let bad = r#"{"kind":"op","op":"neg","inputs":[{"sizes":[2],"strides":[1],"dtype":"bool"}],"expect":{"error":"shape","message":"anything"}}"#;
+    let f = TempFile::new("op-cat", &format!("{ok}\n{bad}\n"));
+    let o = run(&["--check"], &[&f.0]);
+    assert_eq!(
+        stdout_lines(&o).last().map(String::as_str),
+        Some("1 passed, 1 failed")
+    );
+    assert!(!o.status.success());
+}
+
 /// Views (`views.jsonl`): every chain of movement ops answers PyTorch's sizes, strides,
 /// storage offset and aliasing (or its error category), concretely and symbolically (base
 /// sizes, strides, offset and storage size symbols; op arguments constants).

@@ -334,13 +334,13 @@ fn outputs_overlapping_themselves_or_inputs_are_rejected() {
         .unwrap_err();
     assert!(matches!(e, Error::MemoryOverlap { .. }), "{e}");
     assert_names(&e, &["output", "dim 0"]);
-    // Two dims with the same stride.
-    let e = TensorIteratorConfig::new()
+    // Two dims with the same stride: "too hard" for PyTorch, which builds it (golden
+    // ops.jsonl has such outputs); executing a plan re-checks overlap exactly (kernel::exec).
+    TensorIteratorConfig::new()
         .add_output(t(&[4, 3], &[1, 1], 0))
         .add_input(t(&[4, 3], &[3, 1], 40))
         .build()
-        .unwrap_err();
-    assert!(matches!(e, Error::MemoryOverlap { .. }), "{e}");
+        .unwrap();
     // Partial overlap with an input in the same storage (shifted by one element).
     let e = TensorIteratorConfig::new()
         .add_output(t(&[4, 3], &[3, 1], 1))

@@ -375,19 +375,18 @@ fn partial_overlap_and_internal_overlap_are_rejected() {
         .add_input(hi)
         .build()
         .unwrap();
-    // Internal overlap: a broadcast (stride 0) output, and a sliding window.
-    for strides in [vec![0i64, 1], vec![1, 1]] {
-        let bad = TensorSpec::new(vec![3i64, 3], strides.clone(), 4);
-        let err = TensorIteratorConfig::new()
-            .add_output(bad)
-            .add_input(TensorSpec::new(vec![3i64, 3], vec![3, 1], 4))
+    // Internal overlap: a broadcast (stride 0) output is rejected; a sliding window is "too
+    // hard" and built, as PyTorch does (golden ops.jsonl), and an empty output never overlaps.
+    let build_out = |sizes: Vec<i64>, strides: Vec<i64>| {
+        TensorIteratorConfig::new()
+            .add_output(TensorSpec::new(sizes.clone(), strides, 4))
+            .add_input(TensorSpec::new(sizes, vec![3, 1], 4))
             .build()
-            .unwrap_err();
-        assert!(
-            matches!(err, Error::MemoryOverlap { .. }),
-            "{strides:?}: {err}"
-        );
-    }
+    };
+    let err = build_out(vec![3, 3], vec![0, 1]).unwrap_err();
+    assert!(matches!(err, Error::MemoryOverlap { .. }), "{err}");
+    build_out(vec![3, 3], vec![1, 1]).unwrap();
+    build_out(vec![3, 0], vec![0, 1]).unwrap();
     // ... unless the check is off.
     TensorIteratorConfig::new()
         .options(IterOptions {
@@ -811,8 +810,7 @@ fn coverage_specs_admitted_bindings_match_pytorch() {
     use symstride::layout;
     use symstride::sym::Expr;
     use symstride::Int;
-    let text =
-        std::fs::read_to_string(symstride::testing::golden_path("coverage.jsonl")).unwrap();
+    let text = std::fs::read_to_string(symstride::testing::golden_path("coverage.jsonl")).unwrap();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let spec = &v["spec"];

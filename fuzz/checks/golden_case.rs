@@ -106,6 +106,57 @@ fn answers<I: Int>(
                 iter::elementwise_output(&inputs).and_then(|(s, t)| Ok((ints(&s)?, ints(&t)?))),
             ));
         }
+        Case::Op(c) => {
+            // Storages are not modelled here (conformance does that); every tensor is its own
+            // object, and in place reuses input 0.
+            let Ok(op) = symstride::op::Op::parse(&c.op) else {
+                return vec!["unknown op".into()];
+            };
+            let mut lift_t = |k: usize,
+                              t: &golden::OpTensor|
+             -> std::result::Result<iter::TensorSpec<I>, String> {
+                layout::check_layout(&format!("x{k}"), &t.sizes, &t.strides)
+                    .map_err(|e| format!("invalid: {e}"))?;
+                let dtype =
+                    symstride::DType::parse(&t.dtype).map_err(|e| format!("invalid: {e}"))?;
+                let s = lift(&format!("x{k}_s"), &t.sizes, 0).map_err(|e| format!("lift: {e}"))?;
+                let st = lift(&format!("x{k}_t"), &t.strides, i64::MIN)
+                    .map_err(|e| format!("lift: {e}"))?;
+                let o =
+                    lift(&format!("x{k}_o"), &[t.offset], 0).map_err(|e| format!("lift: {e}"))?;
+                Ok(iter::TensorSpec::typed(s, st, dtype)
+                    .with_offset(o[0].clone())
+                    .with_tensor_id(k as u64))
+            };
+            let mut args = Vec::new();
+            for (k, a) in c.inputs.iter().enumerate() {
+                args.push(match a {
+                    golden::OpArg::Tensor(t) => match lift_t(k, t) {
+                        Ok(t) => symstride::op::Arg::Tensor(t),
+                        Err(e) => return vec![e],
+                    },
+                    golden::OpArg::Scalar { scalar } => symstride::op::Arg::Scalar(
+                        match (scalar.as_bool(), scalar.as_i64(), scalar.as_f64()) {
+                            (Some(b), _, _) => symstride::tensor::Scalar::Bool(b),
+                            (_, Some(i), _) => symstride::tensor::Scalar::Int(i),
+                            (_, _, Some(f)) => symstride::tensor::Scalar::Float(f),
+                            _ => return vec!["bad scalar".into()],
+                        },
+                    ),
+                });
+            }
+            let dest = match (&c.out, c.inplace) {
+                (Some(t), _) => match lift_t(99, t) {
+                    Ok(t) => symstride::op::Dest::Out(t),
+                    Err(e) => return vec![e],
+                },
+                (None, true) => symstride::op::Dest::InPlace,
+                (None, false) => symstride::op::Dest::New,
+            };
+            out.push(show(symstride::op::plan_op(op, &args, &dest).and_then(
+                |p| Ok((ints(p.out_sizes())?, ints(p.out_strides())?, p.out_dtype)),
+            )));
+        }
         Case::View(c) => {
             let b = &c.base;
             if let Err(e) = layout::check_layout("base", &b.sizes, &b.strides) {
@@ -147,6 +198,14 @@ fn rank(case: &Case) -> usize {
         Case::Broadcast(c) => c.shapes.iter().map(|s| s.len()).sum(),
         Case::Elementwise(c) => c.inputs.iter().map(|t| t.sizes.len()).sum(),
         Case::View(c) => c.base.sizes.len() + c.ops.len(),
+        Case::Op(c) => c
+            .inputs
+            .iter()
+            .map(|a| match a {
+                golden::OpArg::Tensor(t) => t.sizes.len(),
+                golden::OpArg::Scalar { .. } => 0,
+            })
+            .sum(),
     }
 }
 

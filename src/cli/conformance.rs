@@ -9,11 +9,17 @@
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::ExitCode;
-use symstride::golden::{self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase, ViewCase};
-use symstride::iter;
+use symstride::golden::{
+    self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase, OpArg, OpCase, OpTensor,
+    ViewCase,
+};
+use symstride::iter::{self, TensorSpec};
 use symstride::layout::{self, MemoryFormat, StrideMatch};
+use symstride::op::{self, Arg, Dest, Op};
 use symstride::sym::{Bindings, ShapeEnv, SymBool, SymInt, SymbolSpec};
+use symstride::tensor::Scalar;
 use symstride::view::{View, ViewChain};
+use symstride::DType;
 use symstride::{Error, Int, Result};
 
 /// Arguments of `symstride conformance`.
@@ -30,6 +36,18 @@ pub struct Args {
     pub check: bool,
 }
 
+/// Error categories that are answers (PyTorch rejected the case), not engine failures.
+const GOLDEN_CATEGORIES: &[&str] = &[
+    "broadcast",
+    "overlap",
+    "index",
+    "shape",
+    "view",
+    "expand",
+    "dtype",
+    "error",
+];
+
 /// How many mismatches `--check` lists on stderr.
 const MAX_LISTED: usize = 20;
 
@@ -45,8 +63,8 @@ trait Engine {
     fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<Self::I>>;
     /// Lifts a shape.
     fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<Self::I>>;
-    /// Lifts one non-negative integer of the case (a storage offset or size).
-    fn value(&mut self, name: &str, v: i64) -> Result<Self::I>;
+    /// Lifts a storage offset (non-negative).
+    fn offset(&mut self, name: &str, offset: i64) -> Result<Self::I>;
     /// Evaluates a result integer.
     fn int(&self, v: &Self::I) -> Result<i64>;
     /// Evaluates a result boolean.
@@ -76,8 +94,8 @@ impl Engine for Concrete {
         layout::check_sizes(name, sizes)?;
         Ok(sizes.to_vec())
     }
-    fn value(&mut self, _name: &str, v: i64) -> Result<i64> {
-        Ok(v)
+    fn offset(&mut self, _name: &str, offset: i64) -> Result<i64> {
+        Ok(offset)
     }
     fn int(&self, v: &i64) -> Result<i64> {
         Ok(*v)
@@ -125,8 +143,8 @@ impl Engine for Symbolic {
         layout::check_sizes(name, sizes)?;
         self.symbols(&format!("{name}_s"), sizes, 0)
     }
-    fn value(&mut self, name: &str, v: i64) -> Result<SymInt> {
-        Ok(self.symbols(name, &[v], 0)?.remove(0))
+    fn offset(&mut self, name: &str, offset: i64) -> Result<SymInt> {
+        Ok(self.symbols(&format!("{name}_o"), &[offset], 0)?.remove(0))
     }
     fn int(&self, v: &SymInt) -> Result<i64> {
         v.eval(&self.hints)
@@ -251,6 +269,114 @@ fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expe
     Ok(got)
 }
 
+/// The last element a tensor of a case can address, plus one (0 when it is empty): the
+/// storage extent it needs, in elements.
+fn extent(t: &OpTensor) -> Result<i64> {
+    layout::check_layout("tensor", &t.sizes, &t.strides)?;
+    if t.offset < 0 {
+        return Err(Error::invalid(format!("negative offset {}", t.offset)));
+    }
+    if t.sizes.contains(&0) {
+        return Ok(t.offset);
+    }
+    let mut last = t.offset as i128;
+    for (&z, &s) in t.sizes.iter().zip(&t.strides) {
+        last += (z as i128 - 1) * s as i128;
+    }
+    i64::try_from(last + 1).map_err(|_| Error::overflow("storage extent"))
+}
+
+/// Answers an op case: `{"sizes", "strides", "dtype"}` of the output, or the error category
+/// (with the engine's message) when the call is rejected the way PyTorch rejects it.
+fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
+    let op = Op::parse(&case.op)?;
+    // Storages: tensors with one id share a storage of the largest extent among them.
+    let tensors: Vec<&OpTensor> = case
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            OpArg::Tensor(t) => Some(t),
+            OpArg::Scalar { .. } => None,
+        })
+        .chain(case.out.iter())
+        .collect();
+    let mut shared: std::collections::HashMap<u64, i64> = Default::default();
+    for t in &tensors {
+        if let Some(id) = t.storage {
+            let bytes = extent(t)?
+                .checked_mul(DType::parse(&t.dtype)?.element_size() as i64)
+                .ok_or_else(|| Error::overflow("storage bytes"))?;
+            let n = shared.entry(id).or_insert(0);
+            *n = (*n).max(bytes);
+        }
+    }
+    // Storages of their own get ids above every shared one.
+    let mut own_id = shared.keys().max().map_or(0, |m| m + 1);
+    let mut lift = |e: &mut E, name: &str, t: &OpTensor| -> Result<TensorSpec<E::I>> {
+        let dtype = DType::parse(&t.dtype)?;
+        let (id, nbytes) = match t.storage {
+            Some(id) => (id, shared[&id]),
+            None => {
+                own_id += 1;
+                (own_id - 1, extent(t)? * dtype.element_size() as i64)
+            }
+        };
+        let (sizes, strides) = e.tensor(name, &t.sizes, &t.strides)?;
+        let offset = e.offset(name, t.offset)?;
+        // Every tensor of a case is a distinct tensor object (in place is said explicitly).
+        own_id += 1;
+        Ok(TensorSpec::typed(sizes, strides, dtype)
+            .with_offset(offset)
+            .with_storage(id, E::I::from_i64(nbytes))
+            .with_tensor_id(own_id))
+    };
+    let mut args = Vec::with_capacity(case.inputs.len());
+    for (k, a) in case.inputs.iter().enumerate() {
+        args.push(match a {
+            OpArg::Tensor(t) => Arg::Tensor(lift(e, &format!("x{k}"), t)?),
+            OpArg::Scalar { scalar } => Arg::Scalar(match scalar {
+                Value::Bool(b) => Scalar::Bool(*b),
+                Value::Number(n) if n.is_i64() => Scalar::Int(n.as_i64().unwrap_or_default()),
+                Value::Number(n) if n.is_f64() => Scalar::Float(n.as_f64().unwrap_or_default()),
+                other => return Err(Error::invalid(format!("bad scalar {other}"))),
+            }),
+        });
+    }
+    let dest = match (&case.out, case.inplace) {
+        (Some(_), true) => return Err(Error::invalid("both `out` and `inplace`")),
+        (Some(t), false) => Dest::Out(lift(e, "out", t)?),
+        (None, true) => Dest::InPlace,
+        (None, false) => Dest::New,
+    };
+    let mut got = Expect::new();
+    match op::plan_op(op, &args, &dest) {
+        Ok(p) => {
+            got.insert("sizes".into(), json!(e.ints(p.out_sizes())?));
+            got.insert("strides".into(), json!(e.ints(p.out_strides())?));
+            got.insert("dtype".into(), json!(p.out_dtype.name()));
+        }
+        Err(err) if err.category() != "error" => {
+            got.insert("error".into(), json!(err.category()));
+            got.insert("message".into(), json!(err.to_string()));
+        }
+        Err(err) => return Err(err),
+    }
+    Ok(got)
+}
+
+/// Whether an answer matches a case's `expect`. An error's `message` is PyTorch's text, for
+/// information only: only the category must match.
+fn matches_expect(got: &Expect, expect: &Expect) -> bool {
+    let strip = |m: &Expect| -> Expect {
+        let mut m = m.clone();
+        if m.contains_key("error") {
+            m.remove("message");
+        }
+        m
+    };
+    strip(got) == strip(expect)
+}
+
 /// ================================ VIEW DISPATCH ================================
 /// A `view` case: the base tensor (sizes, strides, offset and storage size lifted through
 /// the engine; op arguments stay constants) goes through [`ViewChain`]; the answer is
@@ -259,8 +385,8 @@ fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expe
 fn view_case<E: Engine>(e: &mut E, case: &ViewCase) -> Result<Expect> {
     let b = &case.base;
     let (sizes, strides) = e.tensor("base", &b.sizes, &b.strides)?;
-    let offset = e.value("base_offset", b.offset)?;
-    let storage = e.value("base_storage", b.storage_numel)?;
+    let offset = e.offset("base", b.offset)?;
+    let storage = e.offset("base_storage", b.storage_numel)?;
     let mut chain = ViewChain::new(View::new(sizes, strides, offset)?, storage);
     let mut got = Expect::new();
     for op in &case.ops {
@@ -293,6 +419,7 @@ fn answer<E: Engine>(e: &mut E, case: &Case) -> Expect {
         Case::Broadcast(c) => broadcast_case(e, c),
         Case::Elementwise(c) => elementwise_case(e, c),
         Case::View(c) => view_case(e, c),
+        Case::Op(c) => op_case(e, c),
     }
     .and_then(|got| e.finish().map(|()| got));
     result.unwrap_or_else(|err| {
@@ -308,15 +435,6 @@ fn answer_case(case: &Case, symbolic: bool) -> Expect {
         answer(&mut Symbolic::default(), case)
     } else {
         answer(&mut Concrete, case)
-    }
-}
-
-/// Whether an `error` answer is a golden error category the case kind can expect (rather
-/// than an engine failure).
-fn is_answer_category(case: &Case, err: &str) -> bool {
-    match case {
-        Case::View(_) => matches!(err, "index" | "shape" | "view" | "expand" | "error"),
-        _ => err == "broadcast",
     }
 }
 
@@ -352,10 +470,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 }
             };
             let got = answer_case(&case, args.symbolic);
-            // An error other than the broadcast answer means the case itself is invalid
-            // (or the engine failed): say where, and fail the run.
+            // An error other than a golden category (the answer to a case PyTorch rejects)
+            // means the case itself is invalid (or the engine failed): say where, and fail
+            // the run.
             let error = match got.get("error") {
-                Some(Value::String(err)) if !is_answer_category(&case, err) => Some(err),
+                Some(Value::String(err)) if !GOLDEN_CATEGORIES.contains(&err.as_str()) => Some(err),
                 _ => None,
             };
             if let Some(err) = error {
@@ -368,7 +487,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 bad_input = true;
             }
             if args.check {
-                if &got == case.expect() {
+                if matches_expect(&got, case.expect()) {
                     passed += 1;
                 } else {
                     failed += 1;

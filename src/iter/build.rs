@@ -8,6 +8,7 @@
 use super::config::{IterOptions, OutputSpec, TensorIteratorConfig, TensorSpec};
 use super::overlap::{self, all_equal};
 use super::plan::{OperandPlan, Plan};
+use super::types::{self, Types};
 use super::{fmt_dims, validate};
 use crate::error::{Error, Result};
 use crate::int::{Bool, Int};
@@ -59,12 +60,14 @@ struct TensorIterator<'a, I> {
 }
 
 /// Runs the whole build. See the module docs of [`crate::iter`].
-pub(super) fn build<I: Int>(config: &TensorIteratorConfig<I>) -> Result<Plan<I>> {
+pub(super) fn build<I: Int>(config: &TensorIteratorConfig<I>) -> Result<(Plan<I>, Option<Types>)> {
     if config.outputs_after_inputs {
         return Err(Error::invalid(
             "TensorIteratorConfig: all outputs must be added before any input",
         ));
     }
+    // Copies of promoted inputs; declared first so the iterator may borrow them.
+    let promoted: Vec<TensorSpec<I>>;
     let mut it = TensorIterator::populate_operands(config)?;
     it.mark_outputs();
     if it.options.check_mem_overlap {
@@ -72,6 +75,25 @@ pub(super) fn build<I: Int>(config: &TensorIteratorConfig<I>) -> Result<Plan<I>>
     }
     it.compute_shape()?;
     it.mark_resize_outputs()?;
+    let types = match &config.types {
+        Some(tc) => Some(it.compute_types(tc)?),
+        None => None,
+    };
+    promoted = match &types {
+        Some(t) => t
+            .promoted_inputs
+            .iter()
+            .map(|&j| it.promoted_copy(j, t.dtypes[it.num_outputs + j]))
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
+    if let Some(t) = &types {
+        for (&j, copy) in t.promoted_inputs.iter().zip(&promoted) {
+            let op = &mut it.operands[it.num_outputs + j];
+            op.tensor = Some(copy);
+            op.element_size = copy.element_size;
+        }
+    }
     let max_es = it
         .operands
         .iter()
@@ -87,7 +109,7 @@ pub(super) fn build<I: Int>(config: &TensorIteratorConfig<I>) -> Result<Plan<I>>
             it.coalesce_dimensions()?;
         }
     }
-    Ok(it.into_plan())
+    Ok((it.into_plan(), types))
 }
 
 /// A layout predicate in its two forms: branch-free (one condition) and branchy.
@@ -308,15 +330,60 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             if self.options.resize_outputs && !self.operands[i].is_read_write {
                 self.operands[i].will_resize = true;
             } else {
-                return Err(Error::invalid(format!(
-                    "{} with shape {} doesn't match the broadcast shape {}",
-                    self.name(i),
-                    fmt_dims(&out.sizes),
-                    fmt_dims(&self.shape)
-                )));
+                return Err(Error::Shape {
+                    message: format!(
+                        "{} with shape {} doesn't match the broadcast shape {}",
+                        self.name(i),
+                        fmt_dims(&out.sizes),
+                        fmt_dims(&self.shape)
+                    ),
+                });
             }
         }
         Ok(())
+    }
+
+    /// `compute_types` (see [`super::types`]): decides the common dtype and the dtypes of
+    /// allocated outputs, whose element sizes follow.
+    fn compute_types(&mut self, tc: &types::TypeConfig) -> Result<Types> {
+        let mut slots = Vec::with_capacity(self.operands.len());
+        for (k, op) in self.operands.iter().enumerate() {
+            let dtype = match op.tensor {
+                Some(t) => Some(t.dtype.ok_or_else(|| {
+                    Error::invalid(format!(
+                        "compute_types: {} has no dtype",
+                        operand_name(k, self.num_outputs)
+                    ))
+                })?),
+                None => None,
+            };
+            slots.push(types::Slot {
+                dtype,
+                is_output: op.is_output,
+                zero_dim: op.tensor.is_some_and(|t| t.sizes.is_empty()),
+                wrapped_number: op.tensor.is_some_and(|t| t.wrapped_number),
+            });
+        }
+        let types = types::compute_types(&slots, tc)?;
+        for (op, d) in self.operands.iter_mut().zip(&types.dtypes) {
+            if op.tensor.is_none() {
+                op.element_size = d.element_size();
+            }
+        }
+        Ok(types)
+    }
+
+    /// The copy `t.to(dtype)` of input `j` that the CPU path iterates instead of the input:
+    /// `empty_like` strides, offset 0, a storage of its own.
+    fn promoted_copy(&self, j: usize, dtype: crate::DType) -> Result<TensorSpec<I>> {
+        let t = self.operands[self.num_outputs + j]
+            .tensor
+            .ok_or_else(|| Error::invalid("compute_types: undefined input"))?;
+        let strides = layout::empty_like_strides(&t.sizes, &t.strides)?;
+        Ok(TensorSpec {
+            wrapped_number: t.wrapped_number,
+            ..TensorSpec::typed(t.sizes.clone(), strides, dtype)
+        })
     }
 
     /// `compute_fast_setup_type`: all operands of one shape and all contiguous, or all
@@ -676,9 +743,13 @@ impl std::fmt::Display for OperandName {
     }
 }
 
-/// PyTorch's `is_same` for views: same storage and, statically (no guard), the same offset,
+/// PyTorch's `is_same`: the same tensor object when both carry a tensor id; otherwise, for
+/// views without identity, the same storage and, statically (no guard), the same offset,
 /// element size, sizes and strides.
 fn is_same<I: Int>(a: &TensorSpec<I>, b: &TensorSpec<I>) -> bool {
+    if let (Some(x), Some(y)) = (a.tensor_id, b.tensor_id) {
+        return x == y;
+    }
     match (&a.storage, &b.storage) {
         (Some(x), Some(y)) if x.id == y.id => {}
         _ => return false,

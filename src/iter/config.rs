@@ -1,6 +1,8 @@
 //! The build's inputs: operand descriptions, options and the [`TensorIteratorConfig`] builder.
 
 use super::plan::Plan;
+use super::types::{TypeConfig, Types};
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::int::Int;
 
@@ -30,6 +32,17 @@ pub struct TensorSpec<I> {
     pub element_size: usize,
     /// The buffer the view points into; `None` disables overlap and bounds checks for it.
     pub storage: Option<Storage<I>>,
+    /// The element type; required for every operand of a build with a [`TypeConfig`]
+    /// (`compute_types`), ignored otherwise.
+    pub dtype: Option<DType>,
+    /// A Python number wrapped into a 0-dim tensor (PyTorch's `is_wrapped_number`): it takes
+    /// part in type promotion only through its category.
+    pub wrapped_number: bool,
+    /// The identity of the tensor object (PyTorch compares `TensorImpl`s to find in-place
+    /// outputs). With ids on both sides, an output is the same tensor as an input exactly when
+    /// the ids are equal; two distinct tensors viewing the same memory are not the same (their
+    /// overlap is checked instead). Without ids, equal views of one storage count as the same.
+    pub tensor_id: Option<u64>,
 }
 
 impl<I: Int> TensorSpec<I> {
@@ -41,6 +54,32 @@ impl<I: Int> TensorSpec<I> {
             storage_offset: I::from_i64(0),
             element_size,
             storage: None,
+            dtype: None,
+            wrapped_number: false,
+            tensor_id: None,
+        }
+    }
+
+    /// Sets the tensor identity (see [`TensorSpec::tensor_id`]).
+    pub fn with_tensor_id(mut self, id: u64) -> Self {
+        self.tensor_id = Some(id);
+        self
+    }
+
+    /// A view of `dtype` elements (sets the element size from it).
+    pub fn typed(sizes: Vec<I>, strides: Vec<I>, dtype: DType) -> Self {
+        TensorSpec {
+            dtype: Some(dtype),
+            ..TensorSpec::new(sizes, strides, dtype.element_size())
+        }
+    }
+
+    /// A Python number of `dtype` (`int64`, `float64` or `bool`) as PyTorch wraps it: a 0-dim
+    /// tensor flagged as a wrapped number.
+    pub fn wrapped_number(dtype: DType) -> Self {
+        TensorSpec {
+            wrapped_number: true,
+            ..TensorSpec::typed(Vec::new(), Vec::new(), dtype)
         }
     }
 
@@ -132,6 +171,7 @@ pub struct TensorIteratorConfig<I> {
     pub(super) outputs: Vec<OutputSpec<I>>,
     pub(super) inputs: Vec<TensorSpec<I>>,
     pub(super) outputs_after_inputs: bool,
+    pub(super) types: Option<TypeConfig>,
 }
 
 impl<I: Int> Default for TensorIteratorConfig<I> {
@@ -148,7 +188,15 @@ impl<I: Int> TensorIteratorConfig<I> {
             outputs: Vec::new(),
             inputs: Vec::new(),
             outputs_after_inputs: false,
+            types: None,
         }
+    }
+
+    /// Turns on `compute_types` with these flags: every operand must then carry a dtype
+    /// (undefined outputs get theirs from the build), see [`TypeConfig`].
+    pub fn types(mut self, types: TypeConfig) -> Self {
+        self.types = Some(types);
+        self
     }
 
     /// Replaces the options.
@@ -199,6 +247,12 @@ impl<I: Int> TensorIteratorConfig<I> {
 
     /// Runs the build (see the [module docs](super) for its steps).
     pub fn build(&self) -> Result<Plan<I>> {
+        super::build::build(self).map(|(plan, _)| plan)
+    }
+
+    /// Runs the build and returns the dtypes `compute_types` decided too (`None` without a
+    /// [`TypeConfig`]).
+    pub fn build_typed(&self) -> Result<(Plan<I>, Option<Types>)> {
         super::build::build(self)
     }
 }
@@ -231,6 +285,9 @@ impl<I> TensorSpec<I> {
             storage_offset,
             element_size: self.element_size,
             storage,
+            dtype: self.dtype,
+            wrapped_number: self.wrapped_number,
+            tensor_id: self.tensor_id,
         })
     }
 }
@@ -263,6 +320,7 @@ impl<I> TensorIteratorConfig<I> {
             outputs,
             inputs,
             outputs_after_inputs: self.outputs_after_inputs,
+            types: self.types.clone(),
         })
     }
 }

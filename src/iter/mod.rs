@@ -13,20 +13,26 @@
 //! 1. **validation** (on hints, no guards): rank ≤ 64, non-negative sizes/strides/offsets,
 //!    every byte offset and `size * stride` product within i64, and every addressable element
 //!    inside the operand's storage when one is given.
-//! 2. **`mark_outputs`**: an output that is the very same view as an input (same storage id,
+//! 2. **`mark_outputs`**: an output that is the same tensor as an input (same
+//!    [`TensorSpec::tensor_id`]; without ids: the very same view, same storage id,
 //!    and offset, sizes, strides equal without needing a guard) is read-write (in-place) and
 //!    will never be resized.
-//! 3. **`compute_mem_overlaps`** (option `check_mem_overlap`): an output must not overlap
-//!    itself (stride 0, or two equal strides, on dimensions of size > 1), nor partially
-//!    overlap an input in the same storage; full aliasing (in-place) is fine. Undecidable
-//!    cases are let through, as in PyTorch (details in the `overlap` module).
+//! 3. **`compute_mem_overlaps`** (option `check_mem_overlap`): a non-empty output must not
+//!    overlap itself (stride 0 on a dimension of size > 1), nor partially overlap an input in
+//!    the same storage; full aliasing (in-place) is fine. Undecidable cases are let through,
+//!    as in PyTorch (details in the `overlap` module).
 //! 4. **`compute_shape`**: broadcast all defined operands (outputs excluded when
 //!    `resize_outputs`), remembering whether they all had one shape.
-//! 5. **`mark_resize_outputs`**: a given output of another shape is resized or rejected.
-//! 6. **`fast_set_up`**: if all operands have one shape and are all contiguous, all
+//! 5. **`mark_resize_outputs`**: a given output of another shape is resized, or rejected
+//!    ([`crate::Error::Shape`]) when it is also an input (in place).
+//! 6. **`compute_types`** (only with a [`TypeConfig`]): the common dtype (PyTorch's
+//!    `result_type`), dtype errors, the dtype (hence element size) of allocated outputs, and
+//!    inputs of another dtype replaced by their `to(common)` copies, whose `empty_like`
+//!    strides are what the following steps see (details in the `types` module).
+//! 7. **`fast_set_up`**: if all operands have one shape and are all contiguous, all
 //!    channels-last, or all non-overlapping-and-dense with *equal* strides, outputs take that
 //!    layout and the iteration collapses to one dimension of `numel` elements.
-//! 7. Otherwise the general path:
+//! 8. Otherwise the general path:
 //!    * **`compute_strides`**: byte strides over the broadcast dims, 0 where broadcast;
 //!    * **`reorder_dimensions`** / **`compute_perm`**: sort dimensions by stride (below);
 //!    * **`allocate_or_resize_outputs`**: outputs to allocate get dense strides in the
@@ -74,11 +80,13 @@ mod config;
 mod elementwise;
 mod overlap;
 mod plan;
+mod types;
 mod validate;
 
 pub use config::{IterOptions, OutputSpec, Storage, TensorIteratorConfig, TensorSpec};
 pub use elementwise::{elementwise_output, FLOAT32_SIZE};
 pub use plan::{OperandPlan, Plan};
+pub use types::{result_type, torch_name, TypeConfig, TypeOperand, Types};
 pub use validate::MAX_DIMS;
 
 /// `[a, b, c]` for error messages and guard reasons.

@@ -147,7 +147,10 @@ unsafe fn copy_tile<S: Element, O: Element>(
 ) {
     // phase 1: source rows (contiguous along j) into buf[j*w + i]
     #[cfg(target_arch = "x86_64")]
-    if size_of::<S>() == 4 && TypeId::of::<S>() == TypeId::of::<O>() && w.is_multiple_of(4) && rows.is_multiple_of(4)
+    if size_of::<S>() == 4
+        && TypeId::of::<S>() == TypeId::of::<O>()
+        && w.is_multiple_of(4)
+        && rows.is_multiple_of(4)
     {
         // SAFETY: as for the scalar loop below (same elements, read and written in 4×4 blocks);
         // S == O is a 4-byte plain-data type, so moving its bits through f32 lanes (no

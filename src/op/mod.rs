@@ -1,0 +1,30 @@
+//! The elementwise op set: one table ([`TABLE`]) that every layer reads.
+//!
+//! # Why a table
+//! An op used to be defined in four places (the spec parser, the golden reader, the kernels,
+//! the ahead-of-time executor and its reference). A row of [`TABLE`] now says everything about
+//! an op once: its name and arity, how its dtypes are decided ([`Promotion`]), where Python
+//! numbers are allowed, whether it has `out=` and in-place forms, PyTorch's checks on input
+//! dtypes, and its naive reference. Adding an op is one row plus one element function.
+//!
+//! # An op call
+//! [`plan_op`] plans `op(args)` into a [`Dest`] the way PyTorch's op does, in PyTorch's order:
+//! the op's own checks (`neg` of bool, `sub` of bools, `relu` of bool; `where`'s result type,
+//! `out` dtype and condition checks, after the conversions `where` makes), then the
+//! TensorIterator build (`compute_mem_overlaps`, `compute_shape`, `mark_resize_outputs`,
+//! `compute_types`, the layout steps), then the kernel's dtype support (`abs`, `addcmul`,
+//! `clamp` have no bool kernel) and Python numbers that overflow an integral computation dtype.
+//! Errors carry golden categories ([`crate::Error::category`]).
+//!
+//! `where` is the one op that converts operands before its build: values of another dtype
+//! than the result type, Python numbers and a `uint8` condition are copies in PyTorch
+//! (`t.to(dtype)`, with `empty_like` strides), which changes what the output's layout follows;
+//! [`OpPlan::inputs`] holds exactly what the iterator saw.
+
+mod call;
+mod reference;
+mod table;
+
+pub use call::{plan_op, scalar_dtype, Arg, Dest, OpPlan};
+pub use reference::narrow;
+pub use table::{Op, OpDef, Promotion, TABLE};
