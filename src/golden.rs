@@ -76,6 +76,42 @@ pub struct ElementwiseCase {
     pub expect: Expect,
 }
 
+/// The input tensor of a `reduction` case.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReductionInput {
+    /// Sizes, in elements.
+    pub sizes: Vec<i64>,
+    /// Strides, in elements.
+    pub strides: Vec<i64>,
+    /// Dtype name; `None` means `float32`.
+    #[serde(default)]
+    pub dtype: Option<String>,
+    /// Storage offset in elements (0 when absent).
+    #[serde(default)]
+    pub offset: Option<i64>,
+    /// Storage id shared with other tensors of the case (none in reductions; kept for the
+    /// common tensor format).
+    #[serde(default)]
+    pub storage: Option<serde_json::Value>,
+}
+
+/// A `reduction` case: the result PyTorch allocates for `op(input, dim, keepdim)`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReductionCase {
+    /// `sum mean prod amax amin argmax argmin all any`.
+    pub op: String,
+    /// The input.
+    pub input: ReductionInput,
+    /// `null`, one dim, or a list of dims.
+    #[serde(default)]
+    pub dim: serde_json::Value,
+    /// `keepdim`.
+    pub keepdim: bool,
+    /// `{"sizes", "strides", "dtype"}` or `{"error": CATEGORY, "message": ...}`.
+    pub expect: Expect,
+}
+
 /// One golden case.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -86,6 +122,8 @@ pub enum Case {
     Broadcast(BroadcastCase),
     /// See [`ElementwiseCase`].
     Elementwise(ElementwiseCase),
+    /// See [`ReductionCase`].
+    Reduction(ReductionCase),
 }
 
 impl Case {
@@ -95,6 +133,7 @@ impl Case {
             Case::Layout(c) => &c.expect,
             Case::Broadcast(c) => &c.expect,
             Case::Elementwise(c) => &c.expect,
+            Case::Reduction(c) => &c.expect,
         }
     }
 
@@ -104,6 +143,7 @@ impl Case {
             Case::Layout(_) => "layout",
             Case::Broadcast(_) => "broadcast",
             Case::Elementwise(_) => "elementwise",
+            Case::Reduction(_) => "reduction",
         }
     }
 

@@ -24,6 +24,7 @@ pub mod golden;
 pub mod iter;
 pub mod kernel;
 pub mod layout;
+pub mod reduce;
 pub mod sym;
 pub mod tensor;
 #[doc(hidden)]

@@ -9,11 +9,14 @@
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::ExitCode;
-use symstride::golden::{self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase};
+use symstride::golden::{
+    self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase, ReductionCase,
+};
 use symstride::iter;
 use symstride::layout::{self, MemoryFormat, StrideMatch};
+use symstride::reduce::{self as reduction, Dims, ReductionOp};
 use symstride::sym::{Bindings, ShapeEnv, SymBool, SymInt, SymbolSpec};
-use symstride::{Error, Int, Result};
+use symstride::{DType, Error, Int, Result};
 
 /// Arguments of `symstride conformance`.
 #[derive(clap::Args, Debug)]
@@ -242,12 +245,77 @@ fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expe
     Ok(got)
 }
 
+/// The `dim` argument of a reduction case: `null`, an integer or a list of integers.
+fn reduction_dims(v: &Value) -> Result<Dims> {
+    let bad = || Error::parse("reduction case", format!("bad `dim` {v}"));
+    Ok(match v {
+        Value::Null => Dims::All,
+        Value::Number(n) => Dims::One(n.as_i64().ok_or_else(bad)?),
+        Value::Array(a) => Dims::List(
+            a.iter()
+                .map(|d| d.as_i64().ok_or_else(bad))
+                .collect::<Result<_>>()?,
+        ),
+        _ => return Err(bad()),
+    })
+}
+
+/// Answers a reduction case through [`reduction::reduction_meta`] (argument checks, result
+/// dtype and layout, and the reduction's TensorIterator build): `{"sizes", "strides",
+/// "dtype"}`, or `{"error": CATEGORY}` for the rejections PyTorch makes.
+fn reduction_case<E: Engine>(e: &mut E, case: &ReductionCase) -> Result<Expect> {
+    let op = ReductionOp::parse(&case.op)?;
+    let dtype = DType::parse(case.input.dtype.as_deref().unwrap_or("float32"))?;
+    let dims = reduction_dims(&case.dim)?;
+    let (sizes, strides) = e.tensor("x", &case.input.sizes, &case.input.strides)?;
+    let offset = e
+        .shape("x_offset", &[case.input.offset.unwrap_or(0)])?
+        .remove(0);
+    let input = iter::TensorSpec::new(sizes, strides, dtype.element_size()).with_offset(offset);
+    let mut got = Expect::new();
+    match reduction::reduction_meta(op, &input, dtype, &dims, case.keepdim) {
+        Ok(m) => {
+            got.insert("sizes".into(), json!(e.ints(&m.sizes)?));
+            got.insert("strides".into(), json!(e.ints(&m.strides)?));
+            got.insert("dtype".into(), json!(m.dtype.name()));
+        }
+        Err(err @ (Error::Index { .. } | Error::DType { .. } | Error::Invalid { .. })) => {
+            got.insert("error".into(), json!(err.category()));
+        }
+        Err(err) => return Err(err),
+    }
+    Ok(got)
+}
+
+/// Golden error categories: an `{"error": CATEGORY}` answer is a verdict, not a failure.
+const CATEGORIES: [&str; 8] = [
+    "broadcast",
+    "index",
+    "shape",
+    "view",
+    "expand",
+    "dtype",
+    "overlap",
+    "error",
+];
+
+/// `got` answers `expect`: equal, ignoring the informational `message` beside an `error`.
+fn matches(got: &Expect, expect: &Expect) -> bool {
+    if expect.contains_key("error") && expect.contains_key("message") {
+        let mut e = expect.clone();
+        e.remove("message");
+        return got == &e;
+    }
+    got == expect
+}
+
 /// Answers one case; an engine error becomes `{"error": "<message>"}`.
 fn answer<E: Engine>(e: &mut E, case: &Case) -> Expect {
     let result = match case {
         Case::Layout(c) => layout_case(e, c),
         Case::Broadcast(c) => broadcast_case(e, c),
         Case::Elementwise(c) => elementwise_case(e, c),
+        Case::Reduction(c) => reduction_case(e, c),
     }
     .and_then(|got| e.finish().map(|()| got));
     result.unwrap_or_else(|err| {
@@ -301,7 +369,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             // An error other than the broadcast answer means the case itself is invalid
             // (or the engine failed): say where, and fail the run.
             let error = match got.get("error") {
-                Some(Value::String(err)) if err != "broadcast" => Some(err),
+                Some(Value::String(err)) if !CATEGORIES.contains(&err.as_str()) => Some(err),
                 _ => None,
             };
             if let Some(err) = error {
@@ -314,7 +382,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 bad_input = true;
             }
             if args.check {
-                if &got == case.expect() {
+                if matches(&got, case.expect()) {
                     passed += 1;
                 } else {
                     failed += 1;

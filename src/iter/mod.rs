@@ -74,11 +74,13 @@ mod config;
 mod elementwise;
 mod overlap;
 mod plan;
+mod reduce;
 mod validate;
 
 pub use config::{IterOptions, OutputSpec, Storage, TensorIteratorConfig, TensorSpec};
 pub use elementwise::{elementwise_output, FLOAT32_SIZE};
 pub use plan::{OperandPlan, Plan};
+pub use reduce::{reduction_plan, ReductionPlan};
 pub use validate::MAX_DIMS;
 
 /// `[a, b, c]` for error messages and guard reasons.
