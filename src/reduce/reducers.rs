@@ -8,6 +8,7 @@
 //! any such order up to floating-point rounding (and exactly for `argmax`/`argmin`, whose
 //! ties are broken by index, not by order).
 
+use super::table::ReductionOp;
 use crate::tensor::{Element, FloatElement, NumElement, Scalar};
 
 /// Element types reductions accept: how they widen for `sum`/`prod`, what `all`/`any`
@@ -17,8 +18,16 @@ pub trait ReduceElement: Element {
     type Wide: NumElement;
     /// `all`/`any` result type: `uint8` for `uint8`, `bool` otherwise.
     type Logical: Element;
+    /// `sum`/`mean` accumulator: `f64` for both floats (a float32 sum is then correctly
+    /// rounded up to `n · 2^-53` relative, never less accurate than PyTorch's float32
+    /// cascade), `int64` otherwise.
+    type SumAcc: NumElement;
     /// Widens for `sum`/`prod` (`bool` is 0 or 1).
     fn widen(self) -> Self::Wide;
+    /// Widens for the `sum` accumulator.
+    fn to_sum_acc(self) -> Self::SumAcc;
+    /// Rounds a `sum` accumulator to the result type.
+    fn from_sum_acc(acc: Self::SumAcc) -> Self::Wide;
     /// `x != 0`.
     fn truthy(self) -> bool;
     /// A truth value as the `all`/`any` result type.
@@ -40,9 +49,18 @@ macro_rules! reduce_int {
         impl ReduceElement for $t {
             type Wide = i64;
             type Logical = $logical;
+            type SumAcc = i64;
             #[inline(always)]
             fn widen(self) -> i64 {
                 self as i64
+            }
+            #[inline(always)]
+            fn to_sum_acc(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn from_sum_acc(acc: i64) -> i64 {
+                acc
             }
             #[inline(always)]
             fn truthy(self) -> bool {
@@ -82,9 +100,18 @@ macro_rules! reduce_float {
         impl ReduceElement for $t {
             type Wide = $t;
             type Logical = bool;
+            type SumAcc = f64;
             #[inline(always)]
             fn widen(self) -> $t {
                 self
+            }
+            #[inline(always)]
+            fn to_sum_acc(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_sum_acc(acc: f64) -> $t {
+                acc as $t
             }
             #[inline(always)]
             fn truthy(self) -> bool {
@@ -121,9 +148,18 @@ reduce_float!(f64);
 impl ReduceElement for bool {
     type Wide = i64;
     type Logical = bool;
+    type SumAcc = i64;
     #[inline(always)]
     fn widen(self) -> i64 {
         self as i64
+    }
+    #[inline(always)]
+    fn to_sum_acc(self) -> i64 {
+        self as i64
+    }
+    #[inline(always)]
+    fn from_sum_acc(acc: i64) -> i64 {
+        acc
     }
     #[inline(always)]
     fn truthy(self) -> bool {
@@ -155,6 +191,8 @@ impl ReduceElement for bool {
 
 /// A reduction's arithmetic over input elements `T` (see the module docs).
 pub trait Reducer<T>: Copy + Send + Sync {
+    /// The table entry this reducer implements.
+    const OP: ReductionOp;
     /// Accumulator.
     type Acc: Copy + Send + Sync;
     /// Result element.
@@ -169,8 +207,8 @@ pub trait Reducer<T>: Copy + Send + Sync {
     fn finish(&self, acc: Self::Acc, count: i64) -> Self::Out;
 }
 
-/// `sum`: floats accumulate in their own type (as PyTorch's CPU kernel), integers and
-/// `bool` in `int64` with wrapping.
+/// `sum`: floats accumulate in `f64` (more accurate than PyTorch's float32 cascade, see
+/// [`ReduceElement::SumAcc`]), integers and `bool` in `int64` with wrapping.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sum;
 /// `mean`: the float sum divided by the count (NaN over nothing).
@@ -199,48 +237,52 @@ pub struct All;
 pub struct Any;
 
 impl<T: ReduceElement> Reducer<T> for Sum {
-    type Acc = T::Wide;
+    const OP: ReductionOp = ReductionOp::Sum;
+    type Acc = T::SumAcc;
     type Out = T::Wide;
     #[inline(always)]
-    fn identity(&self) -> T::Wide {
-        T::Wide::ZERO
+    fn identity(&self) -> T::SumAcc {
+        T::SumAcc::ZERO
     }
     #[inline(always)]
-    fn step(&self, acc: T::Wide, x: T, _: i64) -> T::Wide {
-        acc.add(x.widen())
+    fn step(&self, acc: T::SumAcc, x: T, _: i64) -> T::SumAcc {
+        acc.add(x.to_sum_acc())
     }
     #[inline(always)]
-    fn combine(&self, a: T::Wide, b: T::Wide) -> T::Wide {
+    fn combine(&self, a: T::SumAcc, b: T::SumAcc) -> T::SumAcc {
         a.add(b)
     }
     #[inline(always)]
-    fn finish(&self, acc: T::Wide, _: i64) -> T::Wide {
-        acc
+    fn finish(&self, acc: T::SumAcc, _: i64) -> T::Wide {
+        T::from_sum_acc(acc)
     }
 }
 
 impl<T: ReduceElement<Wide = T> + FloatElement> Reducer<T> for Mean {
-    type Acc = T;
+    const OP: ReductionOp = ReductionOp::Mean;
+    type Acc = T::SumAcc;
     type Out = T;
     #[inline(always)]
-    fn identity(&self) -> T {
-        T::ZERO
+    fn identity(&self) -> T::SumAcc {
+        T::SumAcc::ZERO
     }
     #[inline(always)]
-    fn step(&self, acc: T, x: T, _: i64) -> T {
-        acc.add(x)
+    fn step(&self, acc: T::SumAcc, x: T, _: i64) -> T::SumAcc {
+        acc.add(x.to_sum_acc())
     }
     #[inline(always)]
-    fn combine(&self, a: T, b: T) -> T {
+    fn combine(&self, a: T::SumAcc, b: T::SumAcc) -> T::SumAcc {
         a.add(b)
     }
     #[inline(always)]
-    fn finish(&self, acc: T, count: i64) -> T {
-        acc.div(T::from_scalar(Scalar::Int(count)))
+    fn finish(&self, acc: T::SumAcc, count: i64) -> T {
+        // As PyTorch: the sum in the result type, divided by the count.
+        T::from_sum_acc(acc).div(T::from_scalar(Scalar::Int(count)))
     }
 }
 
 impl<T: ReduceElement> Reducer<T> for Prod {
+    const OP: ReductionOp = ReductionOp::Prod;
     type Acc = T::Wide;
     type Out = T::Wide;
     #[inline(always)]
@@ -272,6 +314,7 @@ fn extreme<T: ReduceElement>(a: T, b: T, beyond: fn(T, T) -> bool) -> T {
 }
 
 impl<T: ReduceElement> Reducer<T> for Amax {
+    const OP: ReductionOp = ReductionOp::Amax;
     type Acc = T;
     type Out = T;
     #[inline(always)]
@@ -293,6 +336,7 @@ impl<T: ReduceElement> Reducer<T> for Amax {
 }
 
 impl<T: ReduceElement> Reducer<T> for Amin {
+    const OP: ReductionOp = ReductionOp::Amin;
     type Acc = T;
     type Out = T;
     #[inline(always)]
@@ -337,6 +381,7 @@ fn arg_pick<T: ReduceElement>(a: (T, i64), b: (T, i64), beyond: fn(T, T) -> bool
 }
 
 impl<T: ReduceElement> Reducer<T> for Argmax {
+    const OP: ReductionOp = ReductionOp::Argmax;
     type Acc = (T, i64);
     type Out = i64;
     #[inline(always)]
@@ -358,6 +403,7 @@ impl<T: ReduceElement> Reducer<T> for Argmax {
 }
 
 impl<T: ReduceElement> Reducer<T> for Argmin {
+    const OP: ReductionOp = ReductionOp::Argmin;
     type Acc = (T, i64);
     type Out = i64;
     #[inline(always)]
@@ -379,6 +425,7 @@ impl<T: ReduceElement> Reducer<T> for Argmin {
 }
 
 impl<T: ReduceElement> Reducer<T> for All {
+    const OP: ReductionOp = ReductionOp::All;
     type Acc = bool;
     type Out = T::Logical;
     #[inline(always)]
@@ -400,6 +447,7 @@ impl<T: ReduceElement> Reducer<T> for All {
 }
 
 impl<T: ReduceElement> Reducer<T> for Any {
+    const OP: ReductionOp = ReductionOp::Any;
     type Acc = bool;
     type Out = T::Logical;
     #[inline(always)]
