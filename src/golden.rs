@@ -158,6 +158,42 @@ pub struct ViewCase {
     pub message: Option<String>,
 }
 
+/// The input tensor of a `reduction` case.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReductionInput {
+    /// Sizes, in elements.
+    pub sizes: Vec<i64>,
+    /// Strides, in elements.
+    pub strides: Vec<i64>,
+    /// Dtype name; `None` means `float32`.
+    #[serde(default)]
+    pub dtype: Option<String>,
+    /// Storage offset in elements (0 when absent).
+    #[serde(default)]
+    pub offset: Option<i64>,
+    /// Storage id shared with other tensors of the case (none in reductions; kept for the
+    /// common tensor format).
+    #[serde(default)]
+    pub storage: Option<serde_json::Value>,
+}
+
+/// A `reduction` case: the result PyTorch allocates for `op(input, dim, keepdim)`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReductionCase {
+    /// `sum mean prod amax amin argmax argmin all any`.
+    pub op: String,
+    /// The input.
+    pub input: ReductionInput,
+    /// `null`, one dim, or a list of dims.
+    #[serde(default)]
+    pub dim: serde_json::Value,
+    /// `keepdim`.
+    pub keepdim: bool,
+    /// `{"sizes", "strides", "dtype"}` or `{"error": CATEGORY, "message": ...}`.
+    pub expect: Expect,
+}
+
 /// One golden case.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -168,6 +204,8 @@ pub enum Case {
     Broadcast(BroadcastCase),
     /// See [`ElementwiseCase`].
     Elementwise(ElementwiseCase),
+    /// See [`ReductionCase`].
+    Reduction(ReductionCase),
     /// See [`ViewCase`].
     View(ViewCase),
     /// See [`OpCase`].
@@ -178,6 +216,7 @@ impl Case {
     /// The expected answer object.
     pub fn expect(&self) -> &Expect {
         match self {
+            Case::Reduction(c) => &c.expect,
             Case::Layout(c) => &c.expect,
             Case::Broadcast(c) => &c.expect,
             Case::Elementwise(c) => &c.expect,
@@ -186,9 +225,11 @@ impl Case {
         }
     }
 
-    /// The `kind` tag (`"layout"`, `"broadcast"`, `"elementwise"`, `"op"`, `"view"`).
+    /// The `kind` tag (`"layout"`, `"broadcast"`, `"elementwise"`, `"op"`, `"view"`,
+    /// `"reduction"`).
     pub fn kind(&self) -> &'static str {
         match self {
+            Case::Reduction(_) => "reduction",
             Case::Layout(_) => "layout",
             Case::Broadcast(_) => "broadcast",
             Case::Elementwise(_) => "elementwise",

@@ -284,3 +284,53 @@ fn view_golden_cases_all_pass_in_both_modes() {
         assert_eq!(lines.len(), n + 1);
     }
 }
+
+#[test]
+fn reduction_golden_cases_all_pass_in_both_modes() {
+    let path = golden("reductions.jsonl");
+    let exp = expects(&path);
+    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
+        let o = run(mode, &[&path]);
+        let lines = stdout_lines(&o);
+        assert_eq!(lines.len(), exp.len() + 1);
+        let mut matching = 0;
+        for (line, e) in lines.iter().zip(&exp) {
+            let got = serde_json::from_str::<Value>(line).unwrap()["got"]
+                .as_object()
+                .unwrap()
+                .clone();
+            // An error answer is the category alone; PyTorch's message is informational.
+            let mut e = e.clone();
+            if e.contains_key("error") {
+                e.remove("message");
+            }
+            matching += usize::from(got == e);
+        }
+        assert_eq!(
+            lines.last().unwrap(),
+            &format!("{matching} passed, {} failed", exp.len() - matching)
+        );
+        assert_eq!(
+            matching,
+            exp.len(),
+            "{mode:?} stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success());
+    }
+}
+
+#[test]
+fn a_wrong_reduction_category_is_a_mismatch() {
+    // argmax of bool is a dtype error; claiming `index` must fail the check.
+    let f = TempFile::new(
+        "reduction-mismatch",
+        r#"{"kind":"reduction","op":"argmax","input":{"sizes":[2],"strides":[1],"dtype":"bool"},"dim":0,"keepdim":false,"expect":{"error":"index","message":"x"}}"#,
+    );
+    let o = run(&["--check"], &[&f.0]);
+    assert!(!o.status.success());
+    assert_eq!(
+        stdout_lines(&o).last().map(String::as_str),
+        Some("0 passed, 1 failed")
+    );
+}

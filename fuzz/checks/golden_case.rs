@@ -12,6 +12,7 @@
 use symstride::golden::{self, Case};
 use symstride::iter;
 use symstride::layout::{self, StrideMatch};
+use symstride::reduce;
 use symstride::sym::{Bindings, ShapeEnv, SymInt, SymbolSpec};
 use symstride::view::{View, ViewChain};
 use symstride::{Int, Result};
@@ -188,6 +189,52 @@ fn answers<I: Int>(
                 Ok((s, ints(v.strides())?, int(v.offset())?, chain.aliases))
             })));
         }
+        Case::Reduction(c) => {
+            let parsed = (
+                reduce::ReductionOp::parse(&c.op),
+                symstride::DType::parse(c.input.dtype.as_deref().unwrap_or("float32")),
+            );
+            let (op, dtype) = match parsed {
+                (Ok(op), Ok(d)) => (op, d),
+                (Err(e), _) | (_, Err(e)) => return vec![format!("invalid: {e}")],
+            };
+            let dims = match &c.dim {
+                serde_json::Value::Null => reduce::Dims::All,
+                serde_json::Value::Number(n) => match n.as_i64() {
+                    Some(d) => reduce::Dims::One(d),
+                    None => return vec!["invalid dim".into()],
+                },
+                serde_json::Value::Array(a) => {
+                    match a.iter().map(|d| d.as_i64()).collect::<Option<Vec<_>>>() {
+                        Some(v) => reduce::Dims::List(v),
+                        None => return vec!["invalid dim".into()],
+                    }
+                }
+                _ => return vec!["invalid dim".into()],
+            };
+            if let Err(e) = layout::check_layout("x", &c.input.sizes, &c.input.strides) {
+                return vec![format!("invalid: {e}")];
+            }
+            let offset = c.input.offset.unwrap_or(0);
+            if offset < 0 {
+                return vec!["invalid offset".into()];
+            }
+            let (s, t, o) = match (
+                lift("s", &c.input.sizes, 0),
+                lift("t", &c.input.strides, i64::MIN),
+                lift("o", &[offset], 0),
+            ) {
+                (Ok(s), Ok(t), Ok(o)) => (s, t, o),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+                    return vec![format!("lift: {e}")]
+                }
+            };
+            let spec = iter::TensorSpec::new(s, t, dtype.element_size()).with_offset(o[0].clone());
+            out.push(show(
+                reduce::reduction_meta(op, &spec, dtype, &dims, c.keepdim)
+                    .and_then(|m| Ok((ints(&m.sizes)?, ints(&m.strides)?, m.dtype, m.mask))),
+            ));
+        }
     }
     out
 }
@@ -197,6 +244,7 @@ fn rank(case: &Case) -> usize {
         Case::Layout(c) => c.sizes.len().max(c.strides.len()),
         Case::Broadcast(c) => c.shapes.iter().map(|s| s.len()).sum(),
         Case::Elementwise(c) => c.inputs.iter().map(|t| t.sizes.len()).sum(),
+        Case::Reduction(c) => c.input.sizes.len(),
         Case::View(c) => c.base.sizes.len() + c.ops.len(),
         Case::Op(c) => c
             .inputs

@@ -11,11 +11,12 @@ use std::io::Write;
 use std::process::ExitCode;
 use symstride::golden::{
     self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase, OpArg, OpCase, OpTensor,
-    ViewCase,
+    ReductionCase, ViewCase,
 };
 use symstride::iter::{self, TensorSpec};
 use symstride::layout::{self, MemoryFormat, StrideMatch};
 use symstride::op::{self, Arg, Dest, Op};
+use symstride::reduce::{self as reduction, Dims, ReductionOp};
 use symstride::sym::{Bindings, ShapeEnv, SymBool, SymInt, SymbolSpec};
 use symstride::tensor::Scalar;
 use symstride::view::{View, ViewChain};
@@ -412,12 +413,55 @@ fn view_case<E: Engine>(e: &mut E, case: &ViewCase) -> Result<Expect> {
     Ok(got)
 }
 
+/// The `dim` argument of a reduction case: `null`, an integer or a list of integers.
+fn reduction_dims(v: &Value) -> Result<Dims> {
+    let bad = || Error::parse("reduction case", format!("bad `dim` {v}"));
+    Ok(match v {
+        Value::Null => Dims::All,
+        Value::Number(n) => Dims::One(n.as_i64().ok_or_else(bad)?),
+        Value::Array(a) => Dims::List(
+            a.iter()
+                .map(|d| d.as_i64().ok_or_else(bad))
+                .collect::<Result<_>>()?,
+        ),
+        _ => return Err(bad()),
+    })
+}
+
+/// Answers a reduction case through [`reduction::reduction_meta`] (argument checks, result
+/// dtype and layout, and the reduction's TensorIterator build): `{"sizes", "strides",
+/// "dtype"}`, or `{"error": CATEGORY}` for the rejections PyTorch makes.
+fn reduction_case<E: Engine>(e: &mut E, case: &ReductionCase) -> Result<Expect> {
+    let op = ReductionOp::parse(&case.op)?;
+    let dtype = DType::parse(case.input.dtype.as_deref().unwrap_or("float32"))?;
+    let dims = reduction_dims(&case.dim)?;
+    let (sizes, strides) = e.tensor("x", &case.input.sizes, &case.input.strides)?;
+    let offset = e
+        .shape("x_offset", &[case.input.offset.unwrap_or(0)])?
+        .remove(0);
+    let input = iter::TensorSpec::new(sizes, strides, dtype.element_size()).with_offset(offset);
+    let mut got = Expect::new();
+    match reduction::reduction_meta(op, &input, dtype, &dims, case.keepdim) {
+        Ok(m) => {
+            got.insert("sizes".into(), json!(e.ints(&m.sizes)?));
+            got.insert("strides".into(), json!(e.ints(&m.strides)?));
+            got.insert("dtype".into(), json!(m.dtype.name()));
+        }
+        Err(err @ (Error::Index { .. } | Error::DType { .. } | Error::Invalid { .. })) => {
+            got.insert("error".into(), json!(err.category()));
+        }
+        Err(err) => return Err(err),
+    }
+    Ok(got)
+}
+
 /// Answers one case; an engine error becomes `{"error": "<message>"}`.
 fn answer<E: Engine>(e: &mut E, case: &Case) -> Expect {
     let result = match case {
         Case::Layout(c) => layout_case(e, c),
         Case::Broadcast(c) => broadcast_case(e, c),
         Case::Elementwise(c) => elementwise_case(e, c),
+        Case::Reduction(c) => reduction_case(e, c),
         Case::View(c) => view_case(e, c),
         Case::Op(c) => op_case(e, c),
     }

@@ -391,7 +391,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
     /// is evaluated lazily (stopping at the first operand that lacks it), which decides the
     /// same as PyTorch's eager `&=` but records only the guards the answer needed.
     fn compute_fast_setup_type(&self) -> Result<Option<FastSetupType>> {
-        if !self.all_ops_same_shape {
+        if self.options.is_reduction || !self.all_ops_same_shape {
             return Ok(None);
         }
         let parts: Vec<(usize, &TensorSpec<I>)> = self
@@ -529,6 +529,18 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 continue;
             }
             let (s0, s1) = (&op.byte_strides[dim0], &op.byte_strides[dim1]);
+            if self.options.is_reduction && op.is_output {
+                // Reduced dimensions (stride 0 in the output view) go innermost.
+                let (z0, z1) = (s0.eq_i(0), s1.eq_i(0));
+                if z0.and(&z1.not()).or(&z1.and(&z0.not())).guard(|| {
+                    format!("compute_perm: reduction output {k} dims {dim0},{dim1}: exactly one byte stride is 0 ({s0}, {s1})")
+                })? {
+                    let reduced1 = z1.guard(|| {
+                        format!("compute_perm: reduction output {k} dim {dim1}: byte stride {s1} == 0")
+                    })?;
+                    return Ok(if reduced1 { 1 } else { -1 });
+                }
+            }
             if s0.eq_i(0).or(&s1.eq_i(0)).guard(|| {
                 format!(
                     "compute_perm: operand {k} dims {dim0},{dim1}: a byte stride is 0 ({s0}, {s1})"

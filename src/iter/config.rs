@@ -124,6 +124,10 @@ pub struct IterOptions {
     /// Allow the fast setup paths. Turning it off forces the general path, which must reach an
     /// equivalent plan; useful for differential tests. Default `true`.
     pub allow_fast_setup: bool,
+    /// A reduction (PyTorch's `is_reduction`): output 0 is a view of the result with stride 0
+    /// on the reduced dimensions. The fast setup is skipped and `reorder_dimensions` moves
+    /// the output's stride-0 dimensions innermost. Default `false`.
+    pub is_reduction: bool,
 }
 
 impl Default for IterOptions {
@@ -135,6 +139,7 @@ impl Default for IterOptions {
             enforce_linear_iteration: false,
             coalesce_dimensions: true,
             allow_fast_setup: true,
+            is_reduction: false,
         }
     }
 }

@@ -71,6 +71,7 @@ mod copy;
 mod exec;
 mod loops;
 mod ops;
+mod reduce;
 
 pub use config::ExecConfig;
 pub use copy::{execute_copy, Cast};
@@ -81,3 +82,4 @@ pub use ops::{
     where_, Abs, Add, Addcmul, Div, Exp, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt, Sub,
     Tanh, Where,
 };
+pub use reduce::{execute_reduction, reduce, ReduceArgs, BLOCK, LANES, LEAF, ROW_LEAF};
