@@ -106,6 +106,7 @@ mod dispatch;
 mod exec;
 mod guards;
 mod program;
+mod retrace;
 mod spec;
 mod specialization;
 mod trace;
