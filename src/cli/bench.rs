@@ -120,7 +120,7 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
             bytes: 2.0 * F * n16,
             inner: 1,
             run: Box::new(move || {
-                black_box(t.contiguous(MemoryFormat::Contiguous)?);
+                black_box(t.contiguous()?);
                 Ok(())
             }),
         });

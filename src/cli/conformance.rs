@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use symstride::golden::{self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase};
 use symstride::iter;
 use symstride::layout::{self, MemoryFormat, StrideMatch};
-use symstride::sym::{Bindings, ShapeEnv, SymBool, SymInt, SymbolSpec};
+use symstride::sym::{Bindings, GuardCheck, ShapeEnv, SymBool, SymInt, SymbolSpec};
 use symstride::{Error, Int, Result};
 
 /// Arguments of `symstride conformance`.
@@ -111,13 +111,15 @@ impl Engine for Symbolic {
     fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<SymInt>> {
         // Reject what the concrete path rejects, with the same message, before lifting.
         layout::check_layout(name, sizes, strides)?;
-        let s = self.symbols(&format!("{name}_s"), sizes, 0)?;
-        let t = self.symbols(&format!("{name}_t"), strides, i64::MIN)?;
+        // Symbols `input0_s1` for the tensor named `input 0` in messages.
+        let prefix = name.replace(' ', "");
+        let s = self.symbols(&format!("{prefix}_s"), sizes, 0)?;
+        let t = self.symbols(&format!("{prefix}_t"), strides, i64::MIN)?;
         Ok((s, t))
     }
     fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<SymInt>> {
         layout::check_sizes(name, sizes)?;
-        self.symbols(&format!("{name}_s"), sizes, 0)
+        self.symbols(&format!("{}_s", name.replace(' ', "")), sizes, 0)
     }
     fn int(&self, v: &SymInt) -> Result<i64> {
         v.eval(&self.hints)
@@ -128,8 +130,8 @@ impl Engine for Symbolic {
     fn finish(&self) -> Result<()> {
         let guards = self.env.guard_set();
         match guards.eval(&self.hints)? {
-            None => Ok(()),
-            Some(i) => Err(Error::invalid(format!(
+            GuardCheck::Pass => Ok(()),
+            GuardCheck::Fail(i) => Err(Error::invalid(format!(
                 "internal: recorded guard `{}` ({}) does not hold at the hints",
                 guards.guards[i], guards.guards[i].reason
             ))),
@@ -204,7 +206,7 @@ fn broadcast_case<E: Engine>(e: &mut E, case: &BroadcastCase) -> Result<Expect> 
         .shapes
         .iter()
         .enumerate()
-        .map(|(k, s)| e.shape(&format!("x{k}"), s))
+        .map(|(k, s)| e.shape(&format!("input {k}"), s))
         .collect::<Result<Vec<_>>>()?;
     let refs: Vec<&[E::I]> = shapes.iter().map(|s| &s[..]).collect();
     let mut got = Expect::new();
@@ -226,7 +228,7 @@ fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expe
         .inputs
         .iter()
         .enumerate()
-        .map(|(k, t)| e.tensor(&format!("x{k}"), &t.sizes, &t.strides))
+        .map(|(k, t)| e.tensor(&format!("input {k}"), &t.sizes, &t.strides))
         .collect::<Result<Vec<_>>>()?;
     let mut got = Expect::new();
     match iter::elementwise_output(&inputs) {

@@ -228,16 +228,13 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 continue;
             };
             let out_name = self.name(i);
-            overlap::assert_no_internal_overlap(i, out_name, out)?;
+            overlap::assert_no_internal_overlap(out_name, out)?;
             for j in self.num_outputs..self.operands.len() {
                 let Some(inp) = self.operands[j].tensor else {
                     continue;
                 };
                 if !is_same(out, inp) {
-                    overlap::assert_no_partial_overlap(
-                        (i, &out_name, out),
-                        (j, self.name(j), inp),
-                    )?;
+                    overlap::assert_no_partial_overlap((&out_name, out), (self.name(j), inp))?;
                 }
             }
         }
@@ -267,7 +264,8 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 shape = t.sizes.clone();
             } else if !sizes_equal(&t.sizes, &shape, || {
                 format!(
-                    "compute_shape: operand {k} sizes {} equal the broadcast shape so far {}",
+                    "compute_shape: {} sizes {} equal the broadcast shape so far {}",
+                    self.name(k),
                     fmt_dims(&t.sizes),
                     fmt_dims(&shape)
                 )
@@ -298,7 +296,8 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             };
             if sizes_equal(&out.sizes, &self.shape, || {
                 format!(
-                    "mark_resize_outputs: operand {i} sizes {} equal the broadcast shape {}",
+                    "mark_resize_outputs: {} sizes {} equal the broadcast shape {}",
+                    self.name(i),
                     fmt_dims(&out.sizes),
                     fmt_dims(&self.shape)
                 )
@@ -336,7 +335,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             .collect();
         let all = |what: &str, p: Predicate<I>| -> Result<bool> {
             for &(k, t) in &parts {
-                if !decide_layout(t, p, || format!("fast_setup: operand {k} is {what}"))? {
+                if !decide_layout(t, p, || format!("fast_setup: {} is {what}", self.name(k)))? {
                     return Ok(false);
                 }
             }
@@ -358,9 +357,11 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 for &(k, t) in rest.iter().rev() {
                     if !all_equal(&t.strides, &last.strides).guard(|| {
                         format!(
-                            "fast_setup: operand {k} strides {} equal strides {} of operand {kl}",
+                            "fast_setup: {} strides {} equal strides {} of {}",
+                            self.name(k),
                             fmt_dims(&t.strides),
-                            fmt_dims(&last.strides)
+                            fmt_dims(&last.strides),
+                            self.name(*kl)
                         )
                     })? {
                         return Ok(None);
@@ -442,7 +443,8 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 } else {
                     size.eq_i(1).and(&full.ne_i(1)).guard(|| {
                         format!(
-                            "compute_strides: operand {k} dim {} (own dim {i}): size {size} broadcast to {full}",
+                            "compute_strides: {} dim {} (own dim {i}): size {size} broadcast to {full}",
+                            operand_name(k, self.num_outputs),
                             offset + i
                         )
                     })?
@@ -469,25 +471,33 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             let (s0, s1) = (&op.byte_strides[dim0], &op.byte_strides[dim1]);
             if s0.eq_i(0).or(&s1.eq_i(0)).guard(|| {
                 format!(
-                    "compute_perm: operand {k} dims {dim0},{dim1}: a byte stride is 0 ({s0}, {s1})"
+                    "compute_perm: {} dims {dim0},{dim1}: a byte stride is 0 ({s0}, {s1})",
+                    self.name(k)
                 )
             })? {
                 continue;
             }
             if s0.sym_lt(s1).guard(|| {
-                format!("compute_perm: operand {k} dims {dim0},{dim1}: byte stride {s0} < {s1}")
+                format!(
+                    "compute_perm: {} dims {dim0},{dim1}: byte stride {s0} < {s1}",
+                    self.name(k)
+                )
             })? {
                 return Ok(-1);
             }
             if s0.sym_gt(s1).guard(|| {
-                format!("compute_perm: operand {k} dims {dim0},{dim1}: byte stride {s0} > {s1}")
+                format!(
+                    "compute_perm: {} dims {dim0},{dim1}: byte stride {s0} > {s1}",
+                    self.name(k)
+                )
             })? {
                 return Ok(1);
             }
             let (z0, z1) = (&self.shape[dim0], &self.shape[dim1]);
             if z0.sym_gt(z1).guard(|| {
                 format!(
-                    "compute_perm: operand {k} dims {dim0},{dim1}: equal strides, size {z0} > {z1}"
+                    "compute_perm: {} dims {dim0},{dim1}: equal strides, size {z0} > {z1}",
+                    self.name(k)
                 )
             })? {
                 return Ok(1);

@@ -87,7 +87,7 @@ pub use compiled::CompiledGuards;
 pub use env::{ShapeEnv, ShapeEnvConfig, SymbolSpec};
 pub use eval::Bindings;
 pub use expr::{Expr, Symbol};
-pub use guards::{Guard, GuardSet};
+pub use guards::{Guard, GuardCheck, GuardSet};
 pub use interval::Interval;
 pub use simplify::{
     clear_simplifier_cache, simplify, simplify_bool, simplify_with, SimplifyConfig, SymbolRanges,
