@@ -2,10 +2,28 @@
 //! (parse + symbolic trace + guard simplification) of the seed spec (target <= 1 ms);
 //! `dispatch_cached_4d` is one cached dispatch of that spec's 4-D add (bind the symbols from
 //! the input layouts, check the layouts, run the compiled guards, instantiate the plan into
-//! a reused buffer; no kernel; target <= 150 ns).
+//! a reused buffer; no kernel; target <= 150 ns). `artifact_load_100` loads (parses and
+//! verifies by re-tracing, see `aot/retrace.rs`) an artifact of 100 specializations: the
+//! first 100 of the `--cover` compile of a 6-symbol addcmul spec (target < 50 ms).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use symstride::aot::{compile_seed_spec, SeedDispatch};
+use symstride::aot::{compile_seed_spec, Artifact, CompileOptions, SeedDispatch, Spec};
+
+/// The first 100 specializations of a `--cover` compile of a 6-symbol spec, as JSON.
+fn artifact_100() -> String {
+    let spec = Spec::from_json(
+        r#"{"name":"six","op":"addcmul","inputs":[{"sizes":["a","b","c","d","e"],"layout":"contiguous"},{"sizes":["b",1,"d",1],"layout":"contiguous"},{"sizes":["a",1,"c",1,"f"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":6,"f":6}}"#,
+    )
+    .expect("spec");
+    let options = CompileOptions {
+        cover: true,
+        ..Default::default()
+    };
+    let mut a = Artifact::compile(&spec, &options).expect("compile");
+    a.specializations.truncate(100);
+    assert_eq!(a.specializations.len(), 100);
+    a.to_json()
+}
 
 fn aot(c: &mut Criterion) {
     let mut g = c.benchmark_group("aot");
@@ -15,6 +33,10 @@ fn aot(c: &mut Criterion) {
     let mut s = SeedDispatch::new().expect("seed dispatch");
     g.bench_function("dispatch_cached_4d", |b| {
         b.iter(|| black_box(s.run().expect("dispatch")))
+    });
+    let json = artifact_100();
+    g.bench_function("artifact_load_100", |b| {
+        b.iter(|| black_box(Artifact::from_json(&json).expect("load")))
     });
     g.finish();
 }

@@ -57,7 +57,7 @@ fn kernels(c: &mut Criterion) {
     let tout = Tensor::<f32>::zeros(&[4096, 4096]).unwrap();
     g.throughput(Throughput::Bytes(8 * n16));
     g.bench_function("copy_transpose_16M", |bn| {
-        bn.iter(|| black_box(t.contiguous(MemoryFormat::Contiguous).unwrap()))
+        bn.iter(|| black_box(t.contiguous().unwrap()))
     });
     g.bench_function("copy_transpose_16M_out", |bn| {
         bn.iter(|| kernel::copy_into(&tout, &t, &cfg).unwrap())

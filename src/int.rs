@@ -10,9 +10,12 @@
 //!   statically records a guard with the reason the closure produces.
 //!
 //! Callers of the concrete path validate their inputs first (sizes non-negative, products
-//! within i64), so the arithmetic here does not need to be checked again.
+//! within i64), so the arithmetic on validated values does not need to be checked again.
+//! Values derived from several operands (the broadcast shape's products, an allocated
+//! output's strides) are not bounded by any one operand's validation: those go through
+//! [`Int::checked_mul`] / [`Int::mul_eq`], which behave identically on both paths.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::fmt;
 use std::ops::{Add, Mul, Sub};
 
@@ -78,6 +81,14 @@ pub trait Int:
     fn max(&self, other: &Self) -> Self;
     /// `min(self, other)` as a value (no branching).
     fn min(&self, other: &Self) -> Self;
+    /// `self * other` when it fits in i64, else [`Error::Overflow`] naming `what`. A
+    /// symbolic product is checked at its hint (the concrete values it was traced with), so
+    /// the concrete and the symbolic path fail on exactly the same inputs. For results that
+    /// end up in a plan or an output layout, where a wrapped value would be a wrong answer.
+    fn checked_mul(&self, other: &Self, what: impl FnOnce() -> String) -> Result<Self>;
+    /// `self * factor == other`, decided exactly: a product outside i64 equals no i64, so
+    /// the comparison never overflows (TensorIterator's coalescing test).
+    fn mul_eq(&self, factor: &Self, other: &Self) -> Self::Bool;
 
     /// Floor division (Python `//`). The caller guarantees `other != 0` (and, on the
     /// concrete path, that the quotient fits: not `i64::MIN // -1`).
@@ -188,6 +199,14 @@ impl Int for i64 {
             num_integer::Integer::mod_floor(self, other)
         }
     }
+    #[inline]
+    fn checked_mul(&self, other: &Self, what: impl FnOnce() -> String) -> Result<Self> {
+        i64::checked_mul(*self, *other).ok_or_else(|| Error::overflow(what()))
+    }
+    #[inline]
+    fn mul_eq(&self, factor: &Self, other: &Self) -> bool {
+        i64::checked_mul(*self, *factor) == Some(*other)
+    }
 }
 
 #[cfg(test)]
@@ -203,6 +222,18 @@ mod tests {
     }
 
     #[test]
+    fn checked_arithmetic_never_wraps() {
+        let big = 1i64 << 62;
+        assert!(matches!(
+            Int::checked_mul(&big, &2, || "x".into()),
+            Err(Error::Overflow { .. })
+        ));
+        // 2^62 * 4 wraps to 0 in i64: it must not compare equal to 0.
+        assert!(!Int::mul_eq(&big, &4, &0));
+        assert!(Int::mul_eq(&big, &1, &big));
+    }
+
+    #[test]
     fn concrete_branching_matches_std() {
         for a in -3..4i64 {
             for b in -3..4i64 {
@@ -211,6 +242,8 @@ mod tests {
                 assert_eq!(a.sym_gt(&b), a > b);
                 assert_eq!(Int::max(&a, &b), std::cmp::max(a, b));
                 assert_eq!(Int::min(&a, &b), std::cmp::min(a, b));
+                assert_eq!(Int::checked_mul(&a, &b, String::new).unwrap(), a * b);
+                assert!(Int::mul_eq(&a, &b, &(a * b)));
             }
         }
     }

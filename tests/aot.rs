@@ -572,7 +572,7 @@ fn concurrent_dispatch_equals_serial() {
 // ---------------------------------------------------------------------------------------
 // Execution through the kernel layer.
 
-use symstride::aot::{random_inputs, verify};
+use symstride::aot::{random_inputs, verify, Specialization};
 use symstride::kernel::ExecConfig;
 use symstride::tensor::Tensor;
 
@@ -615,29 +615,42 @@ fn execute_uses_real_storage_offsets() {
 }
 
 #[test]
-fn an_edit_that_survives_loading_cannot_reach_out_of_bounds() {
-    // Agrees with the real stride at the trace point (c = 3) only.
+fn an_edit_agreeing_at_the_trace_point_is_rejected_and_cannot_reach_out_of_bounds() {
+    // Agrees with the real stride at the trace point (c = 3) only: the loader's re-trace
+    // compares the plans as expressions and rejects every such edit, naming the field.
     let good = seed_artifact_json();
     let v: Value = serde_json::from_str(&good).unwrap();
     let k = v["specializations"][0]["plan"]["operands"][2]["stride_bytes"]
         .as_array()
         .unwrap()
         .len();
-    let mut loaded = None;
     for d in 0..k {
         let edited = edit(&good, |v| {
             let s = &mut v["specializations"][0]["plan"]["operands"][2]["stride_bytes"][d];
             let old = s.as_str().unwrap().to_string();
             *s = format!("{old} + 1000*(c - 3)").into();
         });
-        if let Ok(a) = Artifact::from_json(&edited) {
-            loaded = Some(a);
-            break;
-        }
+        let err = Artifact::from_json(&edited).unwrap_err().to_string();
+        assert!(
+            err.contains("specialization 0") && err.contains(&format!("stride_bytes[{d}]")),
+            "{err}"
+        );
     }
-    let a = loaded.expect("an edit agreeing at the trace point loads");
+    // Defense in depth: the same edit assembled without the loader (a library user building
+    // a specialization by hand) is still bounds-checked before any kernel runs.
+    let a = Artifact::from_json(&good).unwrap();
     let spec = a.spec.clone();
-    let d = Dispatcher::new(a).unwrap();
+    let s0 = &a.specializations[0];
+    let mut plan = s0.plan.clone();
+    let last = plan.operands[2].byte_strides.len() - 1;
+    let c = symstride::sym::Expr::parse("1000*(c - 3)").unwrap();
+    plan.operands[2].byte_strides[last] = plan.operands[2].byte_strides[last].add(&c);
+    let edited = Specialization::new(&spec, s0.traced_at.clone(), s0.guards.clone(), plan).unwrap();
+    let d = Dispatcher::new(Artifact {
+        spec: spec.clone(),
+        specializations: vec![edited],
+    })
+    .unwrap();
     let inputs = random_inputs(&spec, &[8, 4, 5], 1).unwrap();
     let refs: Vec<&Tensor<f32>> = inputs.iter().collect();
     let err = d

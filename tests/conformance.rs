@@ -220,11 +220,11 @@ fn invalid_elementwise_inputs_get_the_same_error_on_both_paths() {
     let symbolic = stdout_lines(&run(&["--symbolic"], &[&f.0]));
     assert_eq!(concrete, symbolic);
     assert!(
-        concrete[0].contains("x1") && concrete[0].contains("2 sizes but 1 strides"),
+        concrete[0].contains("input 1:") && concrete[0].contains("2 sizes but 1 strides"),
         "{concrete:?}"
     );
     assert!(
-        concrete[1].contains("x1") && concrete[1].contains("-4"),
+        concrete[1].contains("input 1:") && concrete[1].contains("-4"),
         "{concrete:?}"
     );
 }

@@ -481,7 +481,7 @@ fn transposed_and_channels_last_copies_use_tiles_correctly() {
         .transpose(0, 1)
         .unwrap();
         for threads in [1, 2, 3] {
-            let out = pool(threads).install(|| src.contiguous(MemoryFormat::Contiguous).unwrap());
+            let out = pool(threads).install(|| src.contiguous().unwrap());
             assert!(out.is_contiguous(MemoryFormat::Contiguous));
             assert_eq!(out.to_vec().unwrap(), src.to_vec().unwrap());
         }
@@ -494,7 +494,7 @@ fn transposed_and_channels_last_copies_use_tiles_correctly() {
     let cl = x.to(MemoryFormat::ChannelsLast).unwrap();
     assert_eq!(cl.strides(), &[3 * 17 * 19, 1, 3 * 19, 3]);
     assert_eq!(cl.to_vec().unwrap(), x.to_vec().unwrap());
-    let back = cl.contiguous(MemoryFormat::Contiguous).unwrap();
+    let back = cl.contiguous().unwrap();
     assert_eq!(back.strides(), x.strides());
     assert_eq!(back.to_vec().unwrap(), x.to_vec().unwrap());
 }

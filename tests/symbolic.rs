@@ -2,7 +2,7 @@
 //! traits, guard recording/pruning, unbacked symbols, guard evaluation and serialization.
 
 use symstride::sym::{
-    Bindings, BoolExpr, Expr, GuardSet, ShapeEnv, ShapeEnvConfig, SymInt, SymbolSpec,
+    Bindings, BoolExpr, Expr, GuardCheck, GuardSet, ShapeEnv, ShapeEnvConfig, SymInt, SymbolSpec,
 };
 use symstride::{Bool, Error, Int, Result};
 
@@ -128,7 +128,7 @@ fn symbolic_contiguity_matches_concrete_under_guards() {
     assert!(!guards.is_empty());
     // Every guard holds at the hints.
     let hb = env.hints();
-    assert_eq!(guards.eval(&hb).unwrap(), None);
+    assert!(guards.eval(&hb).unwrap().is_pass());
     // For every shape the guards accept, the concrete algorithm agrees.
     let mut accepted = 0;
     for a in 0..4i64 {
@@ -141,7 +141,7 @@ fn symbolic_contiguity_matches_concrete_under_guards() {
                     for (sd, cd) in strides.iter().zip(&cstr) {
                         assert_eq!(sd.eval(&bind).unwrap(), *cd);
                     }
-                    if guards.eval(&bind).unwrap().is_none() {
+                    if guards.eval(&bind).unwrap().is_pass() {
                         accepted += 1;
                         assert_eq!(is_contiguous(&conc, &cstr).unwrap(), sym_result);
                     }
@@ -261,11 +261,11 @@ fn guards_serialize_and_evaluate() {
     let json = serde_json::to_string(&set).unwrap();
     let back: GuardSet = serde_json::from_str(&json).unwrap();
     assert_eq!(back, set);
-    assert_eq!(set.eval(&env.hints()).unwrap(), None);
+    assert_eq!(set.eval(&env.hints()).unwrap(), GuardCheck::Pass);
     let fails = set
         .eval(&Bindings::from_pairs([("a", 4), ("b", 4)]))
         .unwrap();
-    assert!(fails.is_some());
+    assert!(fails.failed().is_some());
     let e: Expr = serde_json::from_str("\"2*c + 1\"").unwrap();
     assert_eq!(e.to_string(), "2*c + 1");
     assert!(serde_json::from_str::<BoolExpr>("\"a >=\"").is_err());
@@ -657,10 +657,10 @@ mod props {
             }
             let guards: Vec<Guard> = env.guards();
             let set = GuardSet::from(guards.clone());
-            prop_assert_eq!(set.eval(&bind(&hint_vals)), Ok(None), "guards fail at the hints: {:?}", guards);
+            prop_assert_eq!(set.eval(&bind(&hint_vals)), Ok(GuardCheck::Pass), "guards fail at the hints: {:?}", guards);
             for o in &offs {
                 let vals: Vec<i64> = lows.iter().zip(o).map(|(l, d)| l + d).collect();
-                if set.eval(&bind(&vals)) != Ok(None) {
+                if set.eval(&bind(&vals)) != Ok(GuardCheck::Pass) {
                     continue;
                 }
                 for (c, v) in &taken {
@@ -682,7 +682,7 @@ mod props {
             let order: Vec<String> = (0..NSYM).map(name).collect();
             let compiled = set.compile(&order).unwrap();
             for v in &vals {
-                prop_assert_eq!(compiled.eval(v), set.eval(&bind(v)));
+                prop_assert_eq!(compiled.eval(v), set.eval(&bind(v)).map(|r| r.failed()));
             }
         }
     }

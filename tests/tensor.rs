@@ -93,7 +93,7 @@ proptest! {
         let t = base(&sizes).permute(&perm).unwrap();
         let want = t.to_vec().unwrap();
         for f in [MemoryFormat::Contiguous, MemoryFormat::ChannelsLast] {
-            let c = t.contiguous(f).unwrap();
+            let c = t.contiguous_in(f).unwrap();
             prop_assert!(c.is_contiguous(f));
             prop_assert_eq!(c.to_vec().unwrap(), want.clone());
             let to = t.to(f).unwrap();
@@ -121,7 +121,9 @@ fn sizes_of(t: &Tensor<i64>) -> Vec<i64> {
 fn to_rewrites_ambiguous_strides_contiguous_does_not() {
     let t = Tensor::<f32>::zeros(&[2, 1, 4, 4]).unwrap();
     assert_eq!(
-        t.contiguous(MemoryFormat::ChannelsLast).unwrap().strides(),
+        t.contiguous_in(MemoryFormat::ChannelsLast)
+            .unwrap()
+            .strides(),
         &[16, 16, 4, 1]
     );
     assert_eq!(

@@ -134,7 +134,10 @@ fn trace(case: &Value, f: Trace) -> Result<Traced> {
     let x = View::new(sizes.clone(), strides, c(0))?;
     let (y, aliases) = f(&x, &sizes)?;
     let guards = env.guard_set();
-    assert_eq!(guards.eval(&env.hints())?, None, "guards fail at the hints");
+    assert!(
+        guards.eval(&env.hints())?.is_pass(),
+        "guards fail at the hints"
+    );
     Ok(Traced {
         sizes: y.sizes().iter().map(|s| s.to_string()).collect(),
         strides: y.strides().iter().map(|s| s.to_string()).collect(),

@@ -144,10 +144,13 @@ impl Artifact {
 
     /// Parses and validates an artifact: format and version, the spec, every expression
     /// (parses, mentions only the spec's symbols), the plan's structure (operand count,
-    /// ranks, perm, element sizes), and finally each specialization's semantics at the point
-    /// it was traced at: its guards hold there and its plan equals a fresh concrete build.
-    /// A hand-edited artifact therefore fails here in most cases; whatever slips through is
-    /// still bounds-checked against real storages before any kernel runs.
+    /// ranks, perm, element sizes), each specialization's semantics at the point it was
+    /// traced at (its guards hold there and its plan equals a fresh concrete build), and a
+    /// fresh symbolic trace there: the stored guards must imply every traced guard and the
+    /// stored plan must equal the traced plan as expressions, so a weakened or deleted
+    /// guard, or a plan expression edited to agree only at the trace point, is rejected
+    /// with the specialization and the guard or field named. Finally some specialization
+    /// must admit the spec's hints (every compile traces there first).
     pub fn from_json(text: &str) -> Result<Artifact> {
         let v: Value = serde_json::from_str(text).map_err(|e| art(format!("not JSON: {e}")))?;
         let format = v.get("format").and_then(Value::as_str);
@@ -183,9 +186,23 @@ impl Artifact {
             .into_iter()
             .enumerate()
             .map(|(k, s)| {
-                load_specialization(&spec, s).map_err(|e| art(format!("specialization {k}: {e}")))
+                load_specialization(&spec, s).map_err(|e| match e {
+                    Error::Artifact { message } => art(format!("specialization {k}: {message}")),
+                    e => art(format!("specialization {k}: {e}")),
+                })
             })
             .collect::<Result<Vec<_>>>()?;
+        // A compile always traces at the hints first: an artifact none of whose
+        // specializations admits them has lost one.
+        let mut admitted = false;
+        for s in &specializations {
+            admitted |= s.admits(&spec.hints)?;
+        }
+        if !admitted {
+            return Err(art(
+                "no specialization admits the spec's hints, where every compile traces                  first: a specialization was removed",
+            ));
+        }
         Ok(Artifact {
             spec,
             specializations,
@@ -374,5 +391,8 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
             "the plan does not match a fresh build at the values it was traced at (edited?)",
         ));
     }
+    // A fresh symbolic trace: the stored guards must imply its guards and the stored plan
+    // equal its plan as expressions (see retrace.rs).
+    super::retrace::verify(spec, &spec_)?;
     Ok(spec_)
 }

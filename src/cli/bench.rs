@@ -17,7 +17,7 @@ pub struct Args {
     /// Print JSON (`{"median_s": {...}}`).
     #[arg(long)]
     pub json: bool,
-    /// Number of threads (default: rayon's default, one per core).
+    /// Number of threads (0 or absent: all cores; at most 4 per core).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Repetitions per scenario (the median is reported).
@@ -122,7 +122,7 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
             bytes: 2.0 * F * n16,
             inner: 1,
             run: Box::new(move || {
-                black_box(t.contiguous(MemoryFormat::Contiguous)?);
+                black_box(t.contiguous()?);
                 Ok(())
             }),
         });
@@ -287,7 +287,8 @@ fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64, f64)>> {
 }
 
 /// Runs the subcommand.
-pub fn run(args: Args) -> Result<ExitCode> {
+pub fn run(mut args: Args) -> Result<ExitCode> {
+    args.threads = super::run::resolve_threads(args.threads);
     let results = match args.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n)

@@ -17,7 +17,7 @@ use symstride::iter::{self, TensorSpec};
 use symstride::layout::{self, MemoryFormat, StrideMatch};
 use symstride::op::{self, Arg, Dest, Op};
 use symstride::reduce::{self as reduction, Dims, ReductionOp};
-use symstride::sym::{Bindings, ShapeEnv, SymBool, SymInt, SymbolSpec};
+use symstride::sym::{Bindings, GuardCheck, ShapeEnv, SymBool, SymInt, SymbolSpec};
 use symstride::tensor::Scalar;
 use symstride::view::{View, ViewChain};
 use symstride::DType;
@@ -136,13 +136,15 @@ impl Engine for Symbolic {
     fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<SymInt>> {
         // Reject what the concrete path rejects, with the same message, before lifting.
         layout::check_layout(name, sizes, strides)?;
-        let s = self.symbols(&format!("{name}_s"), sizes, 0)?;
-        let t = self.symbols(&format!("{name}_t"), strides, i64::MIN)?;
+        // Symbols `input0_s1` for the tensor named `input 0` in messages.
+        let prefix = name.replace(' ', "");
+        let s = self.symbols(&format!("{prefix}_s"), sizes, 0)?;
+        let t = self.symbols(&format!("{prefix}_t"), strides, i64::MIN)?;
         Ok((s, t))
     }
     fn shape(&mut self, name: &str, sizes: &[i64]) -> Result<Vec<SymInt>> {
         layout::check_sizes(name, sizes)?;
-        self.symbols(&format!("{name}_s"), sizes, 0)
+        self.symbols(&format!("{}_s", name.replace(' ', "")), sizes, 0)
     }
     fn offset(&mut self, name: &str, offset: i64) -> Result<SymInt> {
         Ok(self.symbols(&format!("{name}_o"), &[offset], 0)?.remove(0))
@@ -156,8 +158,8 @@ impl Engine for Symbolic {
     fn finish(&self) -> Result<()> {
         let guards = self.env.guard_set();
         match guards.eval(&self.hints)? {
-            None => Ok(()),
-            Some(i) => Err(Error::invalid(format!(
+            GuardCheck::Pass => Ok(()),
+            GuardCheck::Fail(i) => Err(Error::invalid(format!(
                 "internal: recorded guard `{}` ({}) does not hold at the hints",
                 guards.guards[i], guards.guards[i].reason
             ))),
@@ -232,7 +234,7 @@ fn broadcast_case<E: Engine>(e: &mut E, case: &BroadcastCase) -> Result<Expect> 
         .shapes
         .iter()
         .enumerate()
-        .map(|(k, s)| e.shape(&format!("x{k}"), s))
+        .map(|(k, s)| e.shape(&format!("input {k}"), s))
         .collect::<Result<Vec<_>>>()?;
     let refs: Vec<&[E::I]> = shapes.iter().map(|s| &s[..]).collect();
     let mut got = Expect::new();
@@ -254,7 +256,7 @@ fn elementwise_case<E: Engine>(e: &mut E, case: &ElementwiseCase) -> Result<Expe
         .inputs
         .iter()
         .enumerate()
-        .map(|(k, t)| e.tensor(&format!("x{k}"), &t.sizes, &t.strides))
+        .map(|(k, t)| e.tensor(&format!("input {k}"), &t.sizes, &t.strides))
         .collect::<Result<Vec<_>>>()?;
     let mut got = Expect::new();
     match iter::elementwise_output(&inputs) {

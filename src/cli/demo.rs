@@ -1,6 +1,6 @@
 //! `symstride demo`: compile the seed spec, show its guards, run shapes through it.
 
-use super::run::{describe_dispatch, fmt_time, measure, with_threads};
+use super::run::{describe_dispatch, fmt_time, measure, resolve_threads, with_threads};
 use std::process::ExitCode;
 use std::time::Instant;
 use symstride::aot::{
@@ -11,7 +11,7 @@ use symstride::Result;
 /// Arguments of `symstride demo`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Number of threads for the kernels (default: all cores).
+    /// Number of threads for the kernels (0 or absent: all cores; at most 4 per core).
     #[arg(long)]
     pub threads: Option<usize>,
 }
@@ -30,7 +30,8 @@ const SHAPES: [([i64; 3], &str); 8] = [
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> Result<ExitCode> {
-    with_threads(args.threads, || demo(args.threads))?
+    let threads = resolve_threads(args.threads);
+    with_threads(threads, || demo(threads))?
 }
 
 fn demo(threads: Option<usize>) -> Result<ExitCode> {
@@ -61,7 +62,7 @@ fn demo(threads: Option<usize>) -> Result<ExitCode> {
     for (k, ([c, h, w], what)) in SHAPES.iter().enumerate() {
         let values = [*c, *h, *w];
         let inputs = random_inputs(&spec, &values, k as u64 + 1)?;
-        let m = measure(&d, &inputs, 20)?;
+        let m = measure(&d, &inputs, 20, true, None)?;
         let out = &m.execution.output;
         println!(
             "  c={c:<3} h={h:<3} w={w:<3} ({what})\n      {}\n      output strides {:?}; {} elements verified; {} per call, {:.2} GB/s",

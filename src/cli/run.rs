@@ -1,9 +1,12 @@
 //! `symstride run`: execute concrete tensors through a plan artifact and verify them.
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use symstride::aot::{
-    empty_plan, random_inputs, verify, Artifact, Dispatched, Dispatcher, Execution,
+    empty_plan, estimate_run_memory, fmt_bytes, parse_bytes, random_inputs, verify, Artifact,
+    Dispatched, Dispatcher, Execution,
 };
 use symstride::kernel::ExecConfig;
 use symstride::tensor::Tensor;
@@ -17,12 +20,82 @@ pub struct Args {
     /// The binding, `k=v,k=v`.
     #[arg(long)]
     pub bind: String,
-    /// Number of threads.
+    /// Number of threads (0 or absent: all cores; at most 4 per core, larger values are
+    /// capped with a note).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Repetitions for timing.
     #[arg(long, default_value_t = 1)]
     pub repeat: usize,
+    /// Refuse a run that would allocate more than this many bytes (inputs, output, the
+    /// reference check), e.g. `512M`, `8G`. Default: half of the available memory
+    /// (`MemAvailable` in /proc/meminfo), or 4 GiB where that cannot be read.
+    #[arg(long, value_name = "BYTES")]
+    pub max_memory: Option<String>,
+    /// Skip the naive reference check (saves its memory and time on large runs).
+    #[arg(long)]
+    pub no_verify: bool,
+}
+
+/// Fallback memory limit when /proc/meminfo cannot be read.
+const FALLBACK_MAX_MEMORY: u64 = 4 << 30;
+
+/// Half of `MemAvailable` from /proc/meminfo, if readable.
+fn default_max_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024) / 2)
+}
+
+/// A progress line on stderr, once a second, for a run phase that takes longer than a
+/// second (quiet for fast runs). Stops when dropped.
+pub struct Progress {
+    phase: Arc<Mutex<String>>,
+    done: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Starts reporting, prefixed by `what`.
+    pub fn start(what: &str) -> Progress {
+        let phase = Arc::new(Mutex::new(String::new()));
+        let done = Arc::new(AtomicBool::new(false));
+        let (p, d, what) = (phase.clone(), done.clone(), what.to_string());
+        let handle = std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut next = Duration::from_secs(1);
+            while !d.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+                if start.elapsed() >= next && !d.load(Ordering::Relaxed) {
+                    let phase = p.lock().map(|s| s.clone()).unwrap_or_default();
+                    eprintln!("{what}: {phase} ({:.0} s)", start.elapsed().as_secs_f64());
+                    next += Duration::from_secs(1);
+                }
+            }
+        });
+        Progress {
+            phase,
+            done,
+            handle: Some(handle),
+        }
+    }
+
+    /// Names the current phase.
+    pub fn set(&self, phase: &str) {
+        if let Ok(mut p) = self.phase.lock() {
+            *p = phase.to_string();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 /// One measured call: the first execution (dispatch, allocation, kernel), then `repeat`
@@ -47,13 +120,31 @@ impl Measured {
     }
 }
 
-/// Runs `inputs` through `d` once (verifying against the reference), then `repeat` more
-/// times for timing.
-pub fn measure(d: &Dispatcher, inputs: &[Tensor<f32>], repeat: usize) -> Result<Measured> {
+/// Runs `inputs` through `d` once (verifying against the reference unless `check` is
+/// false), then `repeat` more times for timing.
+pub fn measure(
+    d: &Dispatcher,
+    inputs: &[Tensor<f32>],
+    repeat: usize,
+    check: bool,
+    progress: Option<&Progress>,
+) -> Result<Measured> {
     let refs: Vec<&Tensor<f32>> = inputs.iter().collect();
     let cfg = ExecConfig::default();
+    let phase = |p: &str| {
+        if let Some(pr) = progress {
+            pr.set(p)
+        }
+    };
+    phase("executing");
     let execution = d.execute(&refs, &cfg)?;
-    let verified = verify(d.spec().op, &refs, &execution.output)?;
+    phase("verifying against the naive reference");
+    let verified = if check {
+        verify(d.spec().op, &refs, &execution.output)?
+    } else {
+        0
+    };
+    phase("timing");
     let mut plan = empty_plan();
     let mut times = Vec::with_capacity(repeat.max(1));
     for _ in 0..repeat.max(1) {
@@ -71,6 +162,21 @@ pub fn measure(d: &Dispatcher, inputs: &[Tensor<f32>], repeat: usize) -> Result<
         bytes,
         verified,
     })
+}
+
+/// The thread count to use for `--threads`: `None` or 0 mean all cores (`None`: the
+/// global pool); more than 4 per core is capped there, with a note on stderr.
+pub fn resolve_threads(requested: Option<usize>) -> Option<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cap = 4 * cores;
+    match requested {
+        None | Some(0) => None,
+        Some(n) if n > cap => {
+            eprintln!("symstride: --threads {n} capped at {cap} (4 per core, {cores} core(s))");
+            Some(cap)
+        }
+        Some(n) => Some(n),
+    }
 }
 
 /// Runs `f` on a pool of `threads` threads (the global pool when `None`).
@@ -130,13 +236,66 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let values = a
         .spec
         .values_from_map(pairs.iter().map(|(k, v)| (k.as_str(), *v)))?;
+    let binding: Vec<String> = a
+        .spec
+        .symbols
+        .iter()
+        .zip(&values)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let binding = binding.join(",");
+    // Refuse before allocating: inputs, output and the reference's copies.
+    let estimate = estimate_run_memory(&a.spec, &values)?;
+    let needed = estimate.total(!args.no_verify);
+    let (limit, source) = match &args.max_memory {
+        Some(t) => (parse_bytes(t)?, "--max-memory".to_string()),
+        None => match default_max_memory() {
+            Some(b) => (b, "half of MemAvailable; see --max-memory".to_string()),
+            None => (
+                FALLBACK_MAX_MEMORY,
+                "default without /proc/meminfo; see --max-memory".to_string(),
+            ),
+        },
+    };
+    if needed > limit {
+        let hint = if args.no_verify {
+            String::new()
+        } else {
+            format!(
+                "; --no-verify would need {}",
+                fmt_bytes(estimate.total(false))
+            )
+        };
+        return Err(Error::Limit {
+            message: format!(
+                "run at {binding} would allocate {} (inputs {}, output {}, reference check {}), \
+                 more than the limit of {} ({source}){hint}",
+                fmt_bytes(needed),
+                fmt_bytes(estimate.inputs),
+                fmt_bytes(estimate.output),
+                if args.no_verify {
+                    "skipped".to_string()
+                } else {
+                    fmt_bytes(estimate.reference)
+                },
+                fmt_bytes(limit),
+            ),
+        });
+    }
+    let threads = resolve_threads(args.threads);
+    let progress = Progress::start("symstride run");
+    progress.set("building inputs");
     let inputs = random_inputs(&a.spec, &values, 0x5eed)?;
     let name = a.spec.name.clone().unwrap_or_else(|| "spec".into());
     let op = a.spec.op;
     let d = Dispatcher::new(a)?;
-    let m = with_threads(args.threads, || measure(&d, &inputs, args.repeat))??;
+    let check = !args.no_verify;
+    let m = with_threads(threads, || {
+        measure(&d, &inputs, args.repeat, check, Some(&progress))
+    })??;
+    drop(progress);
     let out = &m.execution.output;
-    println!("{name} ({op}) at {}", args.bind);
+    println!("{name} ({op}) at {binding}");
     for (i, t) in inputs.iter().enumerate() {
         println!(
             "  input {i}: sizes {:?} strides {:?}",
@@ -153,16 +312,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
         "  dispatch: {}",
         describe_dispatch(&d, &values, m.execution.dispatched)
     );
-    println!(
-        "  verified {} elements against the naive reference",
-        m.verified
-    );
+    if check {
+        println!(
+            "  verified {} elements against the naive reference",
+            m.verified
+        );
+    } else {
+        println!("  not verified (--no-verify)");
+    }
     println!(
         "  time: median {} (min {}) over {} run(s), {} thread(s): {:.2} GB/s effective",
         fmt_time(m.median),
         fmt_time(m.min),
         args.repeat.max(1),
-        args.threads.unwrap_or_else(rayon::current_num_threads),
+        threads.unwrap_or_else(rayon::current_num_threads),
         m.gbps()
     );
     Ok(ExitCode::SUCCESS)

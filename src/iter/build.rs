@@ -104,7 +104,7 @@ pub(super) fn build<I: Int>(config: &TensorIteratorConfig<I>) -> Result<(Plan<I>
     if !(it.options.allow_fast_setup && it.fast_set_up()?) {
         it.compute_strides()?;
         it.reorder_dimensions()?;
-        it.allocate_or_resize_outputs();
+        it.allocate_or_resize_outputs()?;
         if it.options.coalesce_dimensions {
             it.coalesce_dimensions()?;
         }
@@ -250,16 +250,13 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 continue;
             };
             let out_name = self.name(i);
-            overlap::assert_no_internal_overlap(i, out_name, out)?;
+            overlap::assert_no_internal_overlap(out_name, out)?;
             for j in self.num_outputs..self.operands.len() {
                 let Some(inp) = self.operands[j].tensor else {
                     continue;
                 };
                 if !is_same(out, inp) {
-                    overlap::assert_no_partial_overlap(
-                        (i, &out_name, out),
-                        (j, self.name(j), inp),
-                    )?;
+                    overlap::assert_no_partial_overlap((&out_name, out), (self.name(j), inp))?;
                 }
             }
         }
@@ -289,7 +286,8 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 shape = t.sizes.clone();
             } else if !sizes_equal(&t.sizes, &shape, || {
                 format!(
-                    "compute_shape: operand {k} sizes {} equal the broadcast shape so far {}",
+                    "compute_shape: {} sizes {} equal the broadcast shape so far {}",
+                    self.name(k),
                     fmt_dims(&t.sizes),
                     fmt_dims(&shape)
                 )
@@ -320,7 +318,8 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             };
             if sizes_equal(&out.sizes, &self.shape, || {
                 format!(
-                    "mark_resize_outputs: operand {i} sizes {} equal the broadcast shape {}",
+                    "mark_resize_outputs: {} sizes {} equal the broadcast shape {}",
+                    self.name(i),
                     fmt_dims(&out.sizes),
                     fmt_dims(&self.shape)
                 )
@@ -403,7 +402,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             .collect();
         let all = |what: &str, p: Predicate<I>| -> Result<bool> {
             for &(k, t) in &parts {
-                if !decide_layout(t, p, || format!("fast_setup: operand {k} is {what}"))? {
+                if !decide_layout(t, p, || format!("fast_setup: {} is {what}", self.name(k)))? {
                     return Ok(false);
                 }
             }
@@ -425,9 +424,11 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 for &(k, t) in rest.iter().rev() {
                     if !all_equal(&t.strides, &last.strides).guard(|| {
                         format!(
-                            "fast_setup: operand {k} strides {} equal strides {} of operand {kl}",
+                            "fast_setup: {} strides {} equal strides {} of {}",
+                            self.name(k),
                             fmt_dims(&t.strides),
-                            fmt_dims(&last.strides)
+                            fmt_dims(&last.strides),
+                            self.name(*kl)
                         )
                     })? {
                         return Ok(None);
@@ -451,14 +452,19 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             self.output_strides[i] = match (op.participates(), op.tensor) {
                 (true, Some(t)) => t.strides.clone(),
                 _ => match kind {
-                    FastSetupType::Contiguous => layout::contiguous_strides(&self.shape),
+                    FastSetupType::Contiguous => {
+                        checked_contiguous_strides(&self.shape, operand_name(i, self.num_outputs))?
+                    }
                     FastSetupType::ChannelsLast => layout::channels_last_strides_2d(&self.shape)?,
                     FastSetupType::NonOverlappingDense => {
                         // PyTorch copies the strides of the last defined operand.
                         let last = self.operands.iter().rev().find(|o| o.participates());
                         match last.and_then(|o| o.tensor) {
                             Some(t) => t.strides.clone(),
-                            None => layout::contiguous_strides(&self.shape),
+                            None => checked_contiguous_strides(
+                                &self.shape,
+                                operand_name(i, self.num_outputs),
+                            )?,
                         }
                     }
                 },
@@ -504,7 +510,8 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 } else {
                     size.eq_i(1).and(&full.ne_i(1)).guard(|| {
                         format!(
-                            "compute_strides: operand {k} dim {} (own dim {i}): size {size} broadcast to {full}",
+                            "compute_strides: {} dim {} (own dim {i}): size {size} broadcast to {full}",
+                            operand_name(k, self.num_outputs),
                             offset + i
                         )
                     })?
@@ -543,25 +550,33 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             }
             if s0.eq_i(0).or(&s1.eq_i(0)).guard(|| {
                 format!(
-                    "compute_perm: operand {k} dims {dim0},{dim1}: a byte stride is 0 ({s0}, {s1})"
+                    "compute_perm: {} dims {dim0},{dim1}: a byte stride is 0 ({s0}, {s1})",
+                    self.name(k)
                 )
             })? {
                 continue;
             }
             if s0.sym_lt(s1).guard(|| {
-                format!("compute_perm: operand {k} dims {dim0},{dim1}: byte stride {s0} < {s1}")
+                format!(
+                    "compute_perm: {} dims {dim0},{dim1}: byte stride {s0} < {s1}",
+                    self.name(k)
+                )
             })? {
                 return Ok(-1);
             }
             if s0.sym_gt(s1).guard(|| {
-                format!("compute_perm: operand {k} dims {dim0},{dim1}: byte stride {s0} > {s1}")
+                format!(
+                    "compute_perm: {} dims {dim0},{dim1}: byte stride {s0} > {s1}",
+                    self.name(k)
+                )
             })? {
                 return Ok(1);
             }
             let (z0, z1) = (&self.shape[dim0], &self.shape[dim1]);
             if z0.sym_gt(z1).guard(|| {
                 format!(
-                    "compute_perm: operand {k} dims {dim0},{dim1}: equal strides, size {z0} > {z1}"
+                    "compute_perm: {} dims {dim0},{dim1}: equal strides, size {z0} > {z1}",
+                    self.name(k)
                 )
             })? {
                 return Ok(1);
@@ -628,7 +643,13 @@ impl<'a, I: Int> TensorIterator<'a, I> {
     /// in iteration order (so the kernel writes them linearly and their layout follows the
     /// inputs'), expressed back in user order; given outputs keep their strides. When the
     /// permutation is the plain reversal PyTorch allocates with `empty` (contiguous strides).
-    fn allocate_or_resize_outputs(&mut self) {
+    ///
+    /// The broadcast shape's partial products are bounded by no single operand's validation
+    /// (with a size-0 dimension the element count is 0 while the other sizes may multiply
+    /// past i64), so every stride is a checked product: PyTorch's value when it fits, else
+    /// [`Error::Overflow`] (PyTorch computes these byte strides in wrapping `int64_t` and
+    /// answers garbage there), identically on the concrete and the symbolic path.
+    fn allocate_or_resize_outputs(&mut self) -> Result<()> {
         let nd = self.shape.len();
         let inverted = self.perm.iter().enumerate().all(|(j, &p)| p == nd - 1 - j);
         for i in 0..self.num_outputs {
@@ -638,21 +659,31 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 }
                 continue;
             }
+            let name = self.name(i);
             let es = I::from_i64(self.operands[i].element_size as i64);
-            // compatible_stride, in elements.
+            // compatible_stride, in elements, then in bytes.
             let mut compat = Vec::with_capacity(nd);
-            let mut next = I::from_i64(1);
+            let mut byte_strides = Vec::with_capacity(nd);
             for d in 0..nd {
-                compat.push(next.clone());
-                next = next * self.shape[d].clone();
+                let next = match compat.last() {
+                    None => I::from_i64(1),
+                    Some(prev) => self.shape[d - 1].checked_mul(prev, || {
+                        format!("{name}: allocated stride of iteration dim {d}")
+                    })?,
+                };
+                byte_strides.push(es.checked_mul(&next, || {
+                    format!("{name}: allocated byte stride of iteration dim {d}")
+                })?);
+                compat.push(next);
             }
             self.output_strides[i] = if inverted {
-                layout::contiguous_strides(&self.broadcast_shape)
+                checked_contiguous_strides(&self.broadcast_shape, name)?
             } else {
                 self.invert_perm(&compat)
             };
-            self.operands[i].byte_strides = compat.into_iter().map(|s| s * es.clone()).collect();
+            self.operands[i].byte_strides = byte_strides;
         }
+        Ok(())
     }
 
     /// `coalesce_dimensions`: merge adjacent iteration dimensions when either has size 1 or
@@ -669,9 +700,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 .operands
                 .iter()
                 .fold(I::Bool::from_bool(true), |acc, op| {
-                    acc.and(
-                        &(z0.clone() * op.byte_strides[prev].clone()).sym_eq(&op.byte_strides[dim]),
-                    )
+                    acc.and(&z0.mul_eq(&op.byte_strides[prev], &op.byte_strides[dim]))
                 });
             let user_dim = self.perm[dim];
             let can = z0.eq_i(1).or(&z1.eq_i(1)).or(&chain).guard(|| {
@@ -686,7 +715,9 @@ impl<'a, I: Int> TensorIterator<'a, I> {
                 })? {
                     self.replace_stride(prev, dim);
                 }
-                self.shape[prev] = self.shape[prev].clone() * self.shape[dim].clone();
+                self.shape[prev] = self.shape[prev].checked_mul(&self.shape[dim], || {
+                    format!("coalesce_dimensions: size of iteration dims {prev}..={dim} merged")
+                })?;
             } else {
                 prev += 1;
                 if prev != dim {
@@ -730,6 +761,20 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             perm: self.perm,
         }
     }
+}
+
+/// `torch.empty(shape)` strides (products of `max(size, 1)`, c10's `contiguous_strides`),
+/// checked: c10 refuses with "Stride calculation overflowed" where this is
+/// [`Error::Overflow`].
+fn checked_contiguous_strides<I: Int>(shape: &[I], name: OperandName) -> Result<Vec<I>> {
+    let one = I::from_i64(1);
+    let mut strides = vec![one.clone(); shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1].checked_mul(&shape[d + 1].max(&one), || {
+            format!("{name}: contiguous stride of dim {d}")
+        })?;
+    }
+    Ok(strides)
 }
 
 /// "output i" / "input j" for operand `k`, formatted only when an error message needs it

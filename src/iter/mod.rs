@@ -3,8 +3,10 @@
 //! This is PyTorch's `TensorIteratorBase::build` for elementwise operations, written once over
 //! [`Int`](crate::Int): with `i64` it is the eager computation, with `SymInt` it is a trace
 //! that records, for each decision, a guard whose reason names the step, the operand and the
-//! dimension (`"compute_perm: operand 1 dims 2,3: byte stride s4 < s7"`). Operands are numbered
-//! outputs first, then inputs, as in PyTorch.
+//! dimension (`"compute_perm: input 0 dims 2,3: byte stride s4 < s7"`). A tensor is named
+//! `output k` or `input k` (0-based within its kind) in every reason and error message, here
+//! and in the `conformance` CLI; plan operands (`Plan::operands`, the artifact's `operands`)
+//! are numbered outputs first, then inputs, as in PyTorch.
 //!
 //! # Steps
 //!

@@ -24,9 +24,8 @@ use std::fmt::Display;
 
 const CLONE_HINT: &str = "Please clone() the tensor before performing the operation.";
 
-/// Rejects an output (operand `k`, named `name`) whose elements provably share memory.
+/// Rejects an output (named `name`) whose elements provably share memory.
 pub(super) fn assert_no_internal_overlap<I: Int>(
-    k: usize,
     name: impl Display,
     t: &TensorSpec<I>,
 ) -> Result<()> {
@@ -34,20 +33,20 @@ pub(super) fn assert_no_internal_overlap<I: Int>(
     let err = |what: String| {
         Error::MemoryOverlap {
         message: format!(
-            "{name} (operand {k}) overlaps itself: {what}; more than one element of the written-to tensor refers to a single memory location. {CLONE_HINT}"
+            "{name} overlaps itself: {what}; more than one element of the written-to tensor refers to a single memory location. {CLONE_HINT}"
         ),
     }
     };
     if n == 0
         || any_empty(&t.sizes)
-            .guard(|| format!("compute_mem_overlaps: operand {k} is empty (no internal overlap)"))?
+            .guard(|| format!("compute_mem_overlaps: {name} is empty (no internal overlap)"))?
     {
         return Ok(());
     }
     for d in 0..n {
         let (size, stride) = (&t.sizes[d], &t.strides[d]);
         if size.gt_i1().and(&stride.eq_i(0)).guard(|| {
-            format!("compute_mem_overlaps: operand {k} dim {d}: size {size} > 1 with stride {stride} == 0 (internal overlap)")
+            format!("compute_mem_overlaps: {name} dim {d}: size {size} > 1 with stride {stride} == 0 (internal overlap)")
         })? {
             return Err(err(format!("dim {d} has size {size} and stride 0")));
         }
@@ -77,10 +76,10 @@ pub(super) fn all_equal<I: Int>(a: &[I], b: &[I]) -> I::Bool {
         })
 }
 
-/// Rejects an output (operand `ko`) and an input (operand `ki`) that partially share memory.
+/// Rejects an output and an input that partially share memory.
 pub(super) fn assert_no_partial_overlap<I: Int>(
-    (ko, out_name, out): (usize, impl Display, &TensorSpec<I>),
-    (ki, in_name, inp): (usize, impl Display, &TensorSpec<I>),
+    (out_name, out): (impl Display, &TensorSpec<I>),
+    (in_name, inp): (impl Display, &TensorSpec<I>),
 ) -> Result<()> {
     let (Some(sa), Some(sb)) = (&out.storage, &inp.storage) else {
         return Ok(());
@@ -88,18 +87,18 @@ pub(super) fn assert_no_partial_overlap<I: Int>(
     if sa.id != sb.id {
         return Ok(());
     }
-    let pair = format_args!("operands {ko},{ki}");
+    let pair = format_args!("{out_name}, {in_name}");
     if any_empty(&out.sizes).or(&any_empty(&inp.sizes)).guard(|| {
         format!("compute_mem_overlaps: {pair}: either tensor is empty (no overlap possible)")
     })? {
         return Ok(());
     }
-    let nod = |k: usize, t: &TensorSpec<I>| {
+    let nod = |name: &dyn Display, t: &TensorSpec<I>| {
         decide_layout(t, Predicate::non_overlapping_and_dense(), || {
-            format!("compute_mem_overlaps: operand {k} is non-overlapping and dense")
+            format!("compute_mem_overlaps: {name} is non-overlapping and dense")
         })
     };
-    if !nod(ko, out)? || !nod(ki, inp)? {
+    if !nod(&out_name, out)? || !nod(&in_name, inp)? {
         return Ok(()); // too hard to decide: allowed, as in PyTorch
     }
     let range = |t: &TensorSpec<I>| {
@@ -113,7 +112,7 @@ pub(super) fn assert_no_partial_overlap<I: Int>(
     let partial = || {
         Error::MemoryOverlap {
         message: format!(
-            "{out_name} (operand {ko}) and {in_name} (operand {ki}) share storage {} and partially overlap (bytes [{a0}, {a1}) and [{b0}, {b1})): some elements of the input tensor and the written-to tensor refer to a single memory location. {CLONE_HINT}",
+            "{out_name} and {in_name} share storage {} and partially overlap (bytes [{a0}, {a1}) and [{b0}, {b1})): some elements of the input tensor and the written-to tensor refer to a single memory location. {CLONE_HINT}",
             sa.id
         ),
     }
@@ -149,7 +148,7 @@ mod tests {
     use super::*;
 
     fn internal(sizes: Vec<i64>, strides: Vec<i64>) -> bool {
-        assert_no_internal_overlap(0, "output 0", &TensorSpec::new(sizes, strides, 4)).is_err()
+        assert_no_internal_overlap("output 0", &TensorSpec::new(sizes, strides, 4)).is_err()
     }
 
     #[test]

@@ -147,21 +147,24 @@ pub(super) fn validate_element_size(name: impl Display, element_size: usize) -> 
 /// Checks the broadcast shape: its element count, times the largest element size (the byte
 /// size of an allocated output), must fit in i64.
 pub(super) fn validate_broadcast_shape<I: Int>(shape: &[I], max_element_size: usize) -> Result<()> {
+    // The message shows the values (hints), so both paths report the same text.
+    let Some(values) = shape.iter().map(|s| s.hint()).collect::<Option<Vec<i64>>>() else {
+        return Ok(());
+    };
     let mut n: i128 = 1;
-    for s in shape {
-        let Some(v) = s.hint() else { return Ok(()) };
+    for &v in &values {
         n = n.saturating_mul(v.max(0) as i128);
         if n > LIMIT {
             return Err(Error::overflow(format!(
                 "number of elements of the broadcast shape {}",
-                super::fmt_dims(shape)
+                super::fmt_dims(&values)
             )));
         }
     }
     if n.saturating_mul(max_element_size as i128) > LIMIT {
         return Err(Error::overflow(format!(
             "byte size of an output of the broadcast shape {}",
-            super::fmt_dims(shape)
+            super::fmt_dims(&values)
         )));
     }
     Ok(())

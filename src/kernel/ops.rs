@@ -331,9 +331,15 @@ impl<T: Element> Tensor<T> {
         Ok(out)
     }
 
+    /// PyTorch's `contiguous()`: this view if it is already row-major contiguous, else a
+    /// row-major copy. [`Tensor::contiguous_in`] takes the memory format.
+    pub fn contiguous(&self) -> Result<Tensor<T>> {
+        self.contiguous_in(MemoryFormat::Contiguous)
+    }
+
     /// PyTorch's `contiguous(memory_format)`: this view if it is already contiguous in
     /// `format` (ambiguous strides are kept as they are), else a copy.
-    pub fn contiguous(&self, format: MemoryFormat) -> Result<Tensor<T>> {
+    pub fn contiguous_in(&self, format: MemoryFormat) -> Result<Tensor<T>> {
         if format == MemoryFormat::Preserve || self.is_contiguous(format) {
             return Ok(self.clone());
         }
@@ -341,7 +347,7 @@ impl<T: Element> Tensor<T> {
     }
 
     /// PyTorch's `to(memory_format=format)`: this view if its suggested memory format already
-    /// is `format`, else a copy with `format`'s strides. Unlike [`Tensor::contiguous`], this
+    /// is `format`, else a copy with `format`'s strides. Unlike [`Tensor::contiguous_in`], this
     /// rewrites ambiguous strides (e.g. a contiguous `[2,1,4,4]` becomes `[16,1,4,1]`).
     pub fn to(&self, format: MemoryFormat) -> Result<Tensor<T>> {
         if format == MemoryFormat::Preserve || self.suggest_memory_format() == format {

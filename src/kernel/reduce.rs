@@ -39,7 +39,7 @@
 use super::config::ExecConfig;
 use crate::iter::{Plan, TensorSpec};
 use crate::reduce::{reduction_meta, Dims, ReduceElement, Reducer, ReductionOp};
-use crate::tensor::{Element, MemoryFormat, Tensor};
+use crate::tensor::{Element, Tensor};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use smallvec::SmallVec;
@@ -123,7 +123,7 @@ where
         && x.dim() > 1
     {
         // PyTorch reduces the flattened input (`reshape(-1)`): indices are row-major.
-        let flat = x.contiguous(MemoryFormat::Contiguous)?;
+        let flat = x.contiguous()?;
         let flat = flat.as_strided(&[x.numel()], &[1], flat.storage_offset())?;
         let one = reduce(&flat, reducer, &ReduceArgs::new(Dims::One(0)), cfg)?;
         return Tensor::from_vec(one.to_vec()?, &meta.sizes);

@@ -61,7 +61,7 @@ fn infer_size_pair<I: Int>(a: &[I], b: &[I]) -> Result<Vec<I>> {
 pub fn infer_size<I: Int>(shapes: &[&[I]]) -> Result<Vec<I>> {
     let mut out: Vec<I> = Vec::new();
     for (k, shape) in shapes.iter().enumerate() {
-        check_sizes_named(|| format!("operand {k}"), shape)?;
+        check_sizes_named(|| format!("input {k}"), shape)?;
         out = infer_size_pair(&out, shape)?;
     }
     Ok(out)

@@ -21,6 +21,30 @@ impl fmt::Display for Guard {
     }
 }
 
+/// The outcome of evaluating a [`GuardSet`] at a binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuardCheck {
+    /// Every guard holds.
+    Pass,
+    /// The guard at this index (the first in order) does not hold.
+    Fail(usize),
+}
+
+impl GuardCheck {
+    /// True when every guard holds.
+    pub fn is_pass(self) -> bool {
+        self == GuardCheck::Pass
+    }
+
+    /// The index of the first failing guard, `None` on a pass.
+    pub fn failed(self) -> Option<usize> {
+        match self {
+            GuardCheck::Pass => None,
+            GuardCheck::Fail(i) => Some(i),
+        }
+    }
+}
+
 /// A list of guards evaluated together (the specialization check of a plan).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuardSet {
@@ -45,15 +69,15 @@ impl GuardSet {
         self.guards.is_empty()
     }
 
-    /// Index of the first guard that does not hold (`None` when all hold). Errors on
-    /// unbound symbols and division by zero.
-    pub fn eval(&self, b: &Bindings) -> Result<Option<usize>> {
+    /// [`GuardCheck::Pass`] when every guard holds at `b`, else [`GuardCheck::Fail`] with
+    /// the index of the first that does not. Errors on unbound symbols and division by zero.
+    pub fn eval(&self, b: &Bindings) -> Result<GuardCheck> {
         for (i, g) in self.guards.iter().enumerate() {
             if !g.cond.eval(b)? {
-                return Ok(Some(i));
+                return Ok(GuardCheck::Fail(i));
             }
         }
-        Ok(None)
+        Ok(GuardCheck::Pass)
     }
 
     /// All symbols the guards mention, sorted.

@@ -87,10 +87,10 @@ pub use compiled::CompiledGuards;
 pub use env::{ShapeEnv, ShapeEnvConfig, SymbolSpec};
 pub use eval::Bindings;
 pub use expr::{Expr, Symbol};
-pub use guards::{Guard, GuardSet};
+pub use guards::{Guard, GuardCheck, GuardSet};
 pub use interval::Interval;
 pub use simplify::{
     clear_simplifier_cache, simplify, simplify_bool, simplify_with, SimplifyConfig, SymbolRanges,
 };
 pub use symint::{SymBool, SymInt};
-pub use terms::{decide_under, PolyTerm};
+pub use terms::{decide_under, decide_under_by_cases, PolyTerm};

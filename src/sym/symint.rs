@@ -347,6 +347,22 @@ impl Int for SymInt {
     fn modulo(&self, o: &Self) -> Self {
         SymInt::modulo(self, o)
     }
+    fn checked_mul(&self, o: &Self, what: impl FnOnce() -> String) -> Result<Self> {
+        let product = self * o;
+        match (self.hint, o.hint, product.hint) {
+            (Some(_), Some(_), None) => Err(Error::overflow(what())),
+            _ => Ok(product),
+        }
+    }
+    fn mul_eq(&self, factor: &Self, other: &Self) -> SymBool {
+        let product = Expr::mul(&self.expr, &factor.expr);
+        let hint = match (self.hint, factor.hint, other.hint) {
+            (Some(a), Some(b), Some(c)) => Some(a as i128 * b as i128 == c as i128),
+            _ => None,
+        };
+        let env = pick_env(&pick_env(&self.env, &factor.env), &other.env);
+        SymBool::from_parts(BoolExpr::eq(&product, &other.expr), hint, env)
+    }
 }
 
 impl Bool for SymBool {

@@ -26,6 +26,33 @@ pub fn decide_under(mins: &[(Symbol, i64)], facts: &[&BoolExpr], goal: &BoolExpr
     k.decide(goal)
 }
 
+/// [`decide_under`], then with `Max`/`Min`/`FloorDiv`/`Mod` atoms the assumptions decide
+/// rewritten (`Max(n, 1)` is `n` under `n >= 1`), then by case splits on the remaining
+/// `Max`/`Min` atoms (at most 3 nested). For equalities of plan expressions, where
+/// `Max(n, 1) == n` must be provable from `n >= 1`.
+pub fn decide_under_by_cases(
+    mins: &[(Symbol, i64)],
+    facts: &[&BoolExpr],
+    goal: &BoolExpr,
+) -> Option<bool> {
+    let ranges: FxMap<Symbol, Interval> = mins
+        .iter()
+        .map(|(s, m)| (s.clone(), Interval::new(*m as i128, POS_INF)))
+        .collect();
+    let mut k = Knowledge::new(ranges);
+    for f in facts {
+        k.assume(f);
+    }
+    if let Some(v) = k.decide(goal) {
+        return Some(v);
+    }
+    let reduced = goal.map_exprs(&|p| k.reduce_atoms(p));
+    if let Some(v) = reduced.as_const().or_else(|| k.decide(&reduced)) {
+        return Some(v);
+    }
+    k.decide_by_cases(&reduced, 3).ok().flatten()
+}
+
 /// One term of a polynomial: `coefficient * Π symbol^exponent`.
 pub type PolyTerm = (i64, Vec<(Symbol, u32)>);
 

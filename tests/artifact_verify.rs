@@ -1,0 +1,241 @@
+//! Artifacts cannot lie (issue 17, finding 2): the loader re-traces every specialization at
+//! its trace point and rejects weakened or deleted guards, plan expressions edited to agree
+//! only at the trace point, a dropped specialization (when detectable) and other versions,
+//! naming the specialization and the guard or field.
+
+use serde_json::Value;
+use symstride::aot::{concrete_plan, Artifact, CompileOptions, Spec};
+use symstride::testing::spec_path;
+
+fn public_specs() -> Vec<Spec> {
+    let text = std::fs::read_to_string(spec_path("public_specs.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| Spec::from_value(s).unwrap())
+        .collect()
+}
+
+fn compile(spec: &Spec, cover: bool) -> String {
+    Artifact::compile(
+        spec,
+        &CompileOptions {
+            cover,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .to_json()
+}
+
+fn edit(json: &str, f: impl FnOnce(&mut Value)) -> String {
+    let mut v: Value = serde_json::from_str(json).unwrap();
+    f(&mut v);
+    v.to_string()
+}
+
+fn guards_of(json: &str, k: usize) -> Vec<String> {
+    let v: Value = serde_json::from_str(json).unwrap();
+    v["specializations"][k]["guards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["cond"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn load_err(json: &str) -> String {
+    match Artifact::from_json(json) {
+        Ok(_) => panic!("the edited artifact loaded"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Every binding of a small grid (each symbol 0..=4) that `a` admits gets the plan a fresh
+/// concrete build computes there.
+fn assert_sound(a: &Artifact, what: &str) {
+    let n = a.spec.symbols.len();
+    let total = 5usize.pow(n as u32);
+    for i in 0..total {
+        let mut r = i;
+        let values: Vec<i64> = (0..n)
+            .map(|_| {
+                let v = (r % 5) as i64;
+                r /= 5;
+                v
+            })
+            .collect();
+        let Ok(expected) = concrete_plan(&a.spec, &values) else {
+            continue;
+        };
+        for s in &a.specializations {
+            if s.admits(&values).unwrap() {
+                assert_eq!(
+                    s.instantiate(&values).unwrap(),
+                    expected,
+                    "{what}: admitted {values:?}"
+                );
+                break;
+            }
+        }
+    }
+}
+
+/// The issue's kind of edit: the seed spec's `c >= 2` weakened to `c >= 1` (admitting
+/// c = 1, where the plan differs). Loaded before the fix.
+#[test]
+fn weakened_guard_is_rejected_naming_specialization_and_guard() {
+    let spec = &public_specs()[0];
+    let good = compile(spec, false);
+    let guards = guards_of(&good, 0);
+    let i = guards.iter().position(|g| g == "c >= 2").expect("c >= 2");
+    let bad = edit(&good, |v| {
+        v["specializations"][0]["guards"][i]["cond"] = "c >= 1".into();
+    });
+    let err = load_err(&bad);
+    assert!(
+        err.contains("specialization 0") && err.contains("`c >= 2`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn deleted_guard_is_rejected_naming_specialization_and_guard() {
+    let spec = &public_specs()[0];
+    let good = compile(spec, false);
+    let guards = guards_of(&good, 0);
+    let i = guards.iter().position(|g| g == "c >= 2").expect("c >= 2");
+    let bad = edit(&good, |v| {
+        v["specializations"][0]["guards"]
+            .as_array_mut()
+            .unwrap()
+            .remove(i);
+    });
+    let err = load_err(&bad);
+    assert!(
+        err.contains("specialization 0") && err.contains("`c >= 2`"),
+        "{err}"
+    );
+}
+
+/// Every single-guard deletion and every `>= 2` -> `>= 1` / `!= 1` -> `>= 0` weakening of
+/// every public spec's artifact (one specialization, and the first specializations of its
+/// `--cover` artifact): rejected, or sound on a grid of bindings. The loader verifies what
+/// the stored guards admit, so an edit is accepted only where fresh traces prove the
+/// stored plan right on everything it now admits (e.g. the seed spec's `h >= 2`: at h = 1
+/// the trace gives the very same plan). All of these edits loaded before.
+#[test]
+fn every_guard_edit_of_the_public_specs_is_rejected_or_harmless() {
+    let (mut rejected, mut total) = (0, 0);
+    for spec in public_specs() {
+        for cover in [false, true] {
+            let good = compile(&spec, cover);
+            let v: Value = serde_json::from_str(&good).unwrap();
+            let n_spec = v["specializations"].as_array().unwrap().len().min(3);
+            for k in 0..n_spec {
+                let guards = guards_of(&good, k);
+                for (i, g) in guards.iter().enumerate() {
+                    let mut edits = vec![edit(&good, |v| {
+                        v["specializations"][k]["guards"]
+                            .as_array_mut()
+                            .unwrap()
+                            .remove(i);
+                    })];
+                    let weaker = if let Some(s) = g.strip_suffix(" >= 2") {
+                        Some(format!("{s} >= 1"))
+                    } else {
+                        g.strip_suffix(" != 1").map(|s| format!("{s} >= 0"))
+                    };
+                    if let Some(w) = weaker {
+                        edits.push(edit(&good, |v| {
+                            v["specializations"][k]["guards"][i]["cond"] = w.into();
+                        }));
+                    }
+                    for e in edits {
+                        total += 1;
+                        match Artifact::from_json(&e) {
+                            Err(err) => {
+                                let msg = err.to_string();
+                                assert!(msg.contains(&format!("specialization {k}")), "{msg}");
+                                rejected += 1;
+                            }
+                            Ok(a) => assert_sound(&a, &format!("{} edit of `{g}`", spec.op)),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(total >= 40, "{total} edits");
+    assert!(rejected * 2 >= total, "{rejected} of {total} rejected");
+}
+
+/// A plan expression changed so that it agrees with the real one only at the trace point.
+#[test]
+fn plan_expression_agreeing_only_at_the_trace_point_is_rejected() {
+    for spec in public_specs() {
+        let good = compile(&spec, false);
+        let name = &spec.symbols[0];
+        let hint = spec.hints[0];
+        let bad = edit(&good, |v| {
+            let s = &mut v["specializations"][0]["plan"]["output_strides"][0][0];
+            let old = s.as_str().unwrap().to_string();
+            *s = format!("{old} + 7*({name} - {hint})").into();
+        });
+        let err = load_err(&bad);
+        assert!(
+            err.contains("specialization 0") && err.contains("output_strides[0][0]"),
+            "{err}"
+        );
+    }
+}
+
+/// Dropping the specialization traced at the hints is detected when no other one admits the
+/// hints; dropping any other specialization of a `--cover` artifact only loses coverage
+/// (dispatch re-traces), which the loader cannot tell from a smaller cover.
+#[test]
+fn dropped_hint_specialization_is_rejected() {
+    let mut detected = 0;
+    for spec in public_specs() {
+        let good = Artifact::from_json(&compile(&spec, true)).unwrap();
+        let others_admit = good.specializations[1..]
+            .iter()
+            .any(|s| s.admits(&spec.hints).unwrap());
+        let bad = edit(&good.to_json(), |v| {
+            v["specializations"].as_array_mut().unwrap().remove(0);
+        });
+        match Artifact::from_json(&bad) {
+            Err(e) => {
+                assert!(!others_admit);
+                assert!(
+                    e.to_string().contains("a specialization was removed"),
+                    "{e}"
+                );
+                detected += 1;
+            }
+            Ok(_) => assert!(others_admit, "{}: dropped without notice", spec.op),
+        }
+    }
+    assert!(detected >= 3, "{detected}");
+}
+
+#[test]
+fn wrong_version_is_rejected() {
+    let spec = &public_specs()[0];
+    let good = compile(spec, false);
+    let bad = edit(&good, |v| v["version"] = 2.into());
+    let err = load_err(&bad);
+    assert!(err.contains("format version 2"), "{err}");
+}
+
+/// Honest artifacts of every public spec, with and without `--cover`, load.
+#[test]
+fn honest_artifacts_load() {
+    for spec in public_specs() {
+        for cover in [false, true] {
+            let json = compile(&spec, cover);
+            Artifact::from_json(&json).unwrap_or_else(|e| panic!("{} cover={cover}: {e}", spec.op));
+        }
+    }
+}
