@@ -10,6 +10,7 @@
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use symstride::sym::{Bindings, ShapeEnv, SymInt, SymbolSpec};
+use symstride::tensor::{Storage, Tensor};
 use symstride::view::{SqueezeDims, View, ViewChain, ViewOp};
 use symstride::Result;
 
@@ -656,4 +657,95 @@ fn random_chains_and_bindings_are_not_vacuous() {
     assert!(reshapes * 10 > total && copies > 5, "{reshapes} {copies}");
     assert!(admitted * 5 > tried, "{admitted}/{tried}");
     assert_eq!(kinds.len(), 17, "{kinds:?}");
+}
+
+/// `Tensor<T>` views are the same code at `i64`: each op applied to a tensor over
+/// `0, 1, 2, ...` reads exactly the storage elements the naive definition names (a copying
+/// `reshape`/`flatten` reads the input's elements in row-major order).
+fn tensor_op(t: &Tensor<f64>, op: &ViewOp) -> Result<Tensor<f64>> {
+    let n = t.dim();
+    // The tensor API takes `usize` dims: a negative dim is passed wrapped, an invalid one
+    // as an out-of-range `usize`.
+    let u = |d: i64| {
+        let m = n.max(1) as i64;
+        if (-m..m).contains(&d) {
+            wrap(d, n)
+        } else {
+            usize::MAX
+        }
+    };
+    match op {
+        ViewOp::Permute(d) => t.permute(&d.iter().map(|&d| u(d)).collect::<Vec<_>>()),
+        ViewOp::Transpose(a, b) => t.transpose(u(*a), u(*b)),
+        ViewOp::T => t.t(),
+        ViewOp::Expand(s) => t.expand(s),
+        ViewOp::Slice {
+            dim,
+            start,
+            end,
+            step,
+        } => t.slice(u(*dim), start.unwrap_or(0), end.unwrap_or(i64::MAX), *step),
+        ViewOp::Narrow(d, s, l) => t.narrow(u(*d), *s, *l),
+        ViewOp::Select(d, i) => t.select(u(*d), *i),
+        ViewOp::Unsqueeze(d) => t.unsqueeze(if (-(n as i64) - 1..=n as i64).contains(d) {
+            wrap(*d, n + 1)
+        } else {
+            usize::MAX
+        }),
+        ViewOp::Squeeze(d) => t.squeeze(d),
+        ViewOp::Flatten(s, e) => t.flatten(*s, *e),
+        ViewOp::Unflatten(d, s) => t.unflatten(*d, s),
+        ViewOp::Movedim(s, d) => t.movedim(*s, *d),
+        ViewOp::View(s) => t.view(s),
+        ViewOp::Reshape(s) => t.reshape(s),
+        ViewOp::AsStrided(s, st, o) => t.as_strided(s, st, *o),
+        ViewOp::Diagonal(o, a, b) => t.diagonal(*o, *a, *b),
+        ViewOp::Unfold(d, s, st) => t.unfold(*d, *s, *st),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    #[test]
+    fn tensor_views_read_what_a_naive_walk_does(
+        base in base_strategy(),
+        seeds in prop::collection::vec(any::<u64>(), 1..5),
+    ) {
+        let ops = ops_for(&base, &seeds);
+        let data: Vec<f64> = (0..base.storage).map(|k| k as f64).collect();
+        let mut store: Vec<i64> = (0..base.storage).collect();
+        let mut t = Tensor::from_storage(Storage::from_vec(data), &base.sizes, &base.strides, base.offset).unwrap();
+        let mut chain = concrete_chain(&base);
+        for op in &ops {
+            let before = chain.view.clone();
+            let view_result = chain.apply(op);
+            let tensor_result = tensor_op(&t, op);
+            // The tensor fails exactly when the view layer does (as_strided is also
+            // checked against the real storage, which a copy replaced).
+            prop_assert_eq!(view_result.is_ok(), tensor_result.is_ok(), "op {:?}", op);
+            let Ok(next) = tensor_result else { break };
+            let values: Vec<i64> = next.to_vec().unwrap().iter().map(|&v| v as i64).collect();
+            let copied = match op {
+                ViewOp::Reshape(shape) => before.reshape(shape).unwrap().copied,
+                ViewOp::Flatten(a, b) => before.flatten(*a, *b).unwrap().copied,
+                _ => false,
+            };
+            if !matches!(op, ViewOp::AsStrided(..)) {
+                // Reference positions index the current storage (`store`).
+                let expect: Vec<i64> = reference(op, &before, chain.view.sizes())
+                    .iter()
+                    .map(|&p| store[p as usize])
+                    .collect();
+                prop_assert_eq!(&values, &expect, "op {:?}", op);
+            }
+            if copied {
+                store = values.clone();
+            }
+            prop_assert_eq!(next.storage_offset(), *chain.view.offset());
+            prop_assert_eq!(next.strides(), chain.view.strides());
+            prop_assert_eq!(next.sizes(), chain.view.sizes());
+            t = next;
+        }
+    }
 }
