@@ -749,3 +749,42 @@ proptest! {
         }
     }
 }
+
+/// The golden cases (`tests/golden/views.jsonl`, PyTorch's answers) as property seeds: each
+/// traced symbolically, then compared with a fresh concrete run at perturbed bindings its
+/// guards admit (the hints themselves are checked by `symstride conformance --symbolic`).
+#[test]
+fn golden_view_traces_are_sound_at_admitted_bindings() {
+    let path = symstride::testing::golden_path("views.jsonl");
+    let lines = symstride::golden::read_cases(&path).unwrap();
+    let (mut cases, mut checked) = (0, 0);
+    for line in lines {
+        let Ok(symstride::golden::Case::View(c)) = line.case else {
+            panic!("line {}: not a view case", line.number)
+        };
+        let base = Base {
+            sizes: c.base.sizes.clone(),
+            strides: c.base.strides.clone(),
+            offset: c.base.offset,
+            storage: c.base.storage_numel,
+        };
+        let (env, symbolic) = run_symbolic(&base, &c.ops);
+        let guards = env.guard_set();
+        cases += 1;
+        for seed in 0..4u64 {
+            let b = perturb(&env, seed * 104729 + line.number as u64);
+            if guards.eval(&b).unwrap().is_some() {
+                continue;
+            }
+            let want = run_concrete(&base_at(&base, &b), &c.ops);
+            let got = match &symbolic {
+                Ok(chain) => eval_chain(chain, &b).unwrap(),
+                Err(cat) => Err(*cat),
+            };
+            assert_eq!(got, want, "line {} at {b:?}", line.number);
+            checked += 1;
+        }
+    }
+    assert_eq!(cases, 3000);
+    assert!(checked > 3000, "only {checked} admitted bindings");
+}
