@@ -788,3 +788,98 @@ fn golden_view_traces_are_sound_at_admitted_bindings() {
     assert_eq!(cases, 3000);
     assert!(checked > 3000, "only {checked} admitted bindings");
 }
+
+/// A symbolic shape op for the unbacked test: `flatten`, or `view`/`reshape` to a shape
+/// built from the input's (symbolic) sizes by merging neighbours, inserting 1s and one -1.
+fn unbacked_target(sizes: &[SymInt], seed: &mut u64) -> Vec<SymInt> {
+    let mut shape = sizes.to_vec();
+    for _ in 0..pick(seed, 0, 2) {
+        match pick(seed, 0, 2) {
+            0 if shape.len() >= 2 => {
+                let i = pick(seed, 0, shape.len() as i64 - 2) as usize;
+                let m = shape[i].clone() * shape[i + 1].clone();
+                shape.splice(i..i + 2, [m]);
+            }
+            1 => {
+                let i = pick(seed, 0, shape.len() as i64) as usize;
+                shape.insert(i, SymInt::from(1));
+            }
+            _ => {}
+        }
+    }
+    if !shape.is_empty() && pick(seed, 0, 1) == 0 {
+        let i = pick(seed, 0, shape.len() as i64 - 1) as usize;
+        shape[i] = SymInt::from(-1);
+    }
+    shape
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    /// With an unbacked size (no hint, so no guard can be recorded), `view`/`reshape`/
+    /// `flatten` may fail (data-dependent, or `view` refusing) or copy, but a view they do
+    /// return addresses exactly the elements of the concrete answer at every value of the
+    /// unbacked size for which the concrete op succeeds.
+    #[test]
+    fn unbacked_reshapes_never_give_a_wrong_view(
+        base in base_strategy(),
+        which in any::<prop::sample::Index>(),
+        mut seed in any::<u64>(),
+    ) {
+        if base.sizes.is_empty() {
+            return Ok(());
+        }
+        let k = which.index(base.sizes.len());
+        let env = ShapeEnv::default();
+        let u = env.create_unbacked("u", 0).unwrap();
+        let sizes: Vec<SymInt> = base.sizes.iter().enumerate()
+            .map(|(d, &v)| if d == k { u.clone() } else { SymInt::from(v) }).collect();
+        let contiguous = pick(&mut seed, 0, 1) == 0;
+        let strides: Vec<SymInt> = if contiguous {
+            let mut st = vec![SymInt::from(1); sizes.len()];
+            for d in (0..sizes.len() - 1).rev() {
+                st[d] = st[d + 1].clone() * sizes[d + 1].clone();
+            }
+            st
+        } else {
+            base.strides.iter().map(|&s| SymInt::from(s)).collect()
+        };
+        let x = View::new(sizes.clone(), strides.clone(), SymInt::from(base.offset)).unwrap();
+        let op = pick(&mut seed, 0, 2);
+        let target = unbacked_target(&sizes, &mut seed);
+        let (start, end) = (pick(&mut seed, 0, sizes.len() as i64 - 1), sizes.len() as i64 - 1);
+        let symbolic = match op {
+            0 => x.view(&target).map(|v| (v, false)),
+            1 => x.reshape(&target).map(|r| (r.view, r.copied)),
+            _ => x.flatten(start, end).map(|r| (r.view, r.copied)),
+        };
+        prop_assert!(env.guards().is_empty(), "guards on an unbacked size: {:?}", env.guards());
+        let Ok((view, copied)) = symbolic else { return Ok(()) };
+        for v in 0..=5i64 {
+            let b = Bindings::from_pairs([("u", v)]);
+            let at = |s: &[SymInt]| s.iter().map(|e| e.eval(&b).unwrap()).collect::<Vec<i64>>();
+            let cx = View::new(at(&sizes), at(&strides), base.offset).unwrap();
+            let ct = at(&target);
+            let concrete = match op {
+                0 => cx.view(&ct).map(|v| (v, false)),
+                1 => cx.reshape(&ct).map(|r| (r.view, r.copied)),
+                _ => cx.flatten(start, end).map(|r| (r.view, r.copied)),
+            };
+            // Where the concrete run rejects the shape, the symbolic answer claims nothing
+            // about this value (PyTorch would fail at run time too).
+            let Ok((cview, ccopied)) = concrete else { continue };
+            prop_assert_eq!(at(view.sizes()), cview.sizes().to_vec(), "u = {}", v);
+            let what = format!("op {op} target {target:?} start {start} view {view:?}");
+            // A view is wrong if it addresses other elements (or in another order) than
+            // the concrete view; strides of size-1 dims and of empty results address
+            // nothing, and c10 itself answers those size-obliviously (`guard_or_false`).
+            if !copied {
+                prop_assert!(!ccopied, "a view where PyTorch copies, u = {} {}", v, what);
+                let sv = View::new(at(view.sizes()), at(view.strides()), view.offset().eval(&b).unwrap()).unwrap();
+                let walk = |w: &View<i64>| indices(w.sizes()).iter().map(|i| addr(w, i)).collect::<Vec<_>>();
+                prop_assert_eq!(walk(&sv), walk(&cview), "u = {} {}", v, what);
+            }
+        }
+    }
+}
