@@ -19,6 +19,12 @@
 //!   Dimensions whose strides chain are therefore merged without a guard once the sizes
 //!   are known to be at least 2 (what PyTorch assumes of every backed symbol); with sizes
 //!   that may be 0 or 1 the size-1 questions of c10's greedy walk are real and recorded.
+//! * **Chunk sizes compared factor by factor.** When numel != 0 is known (every size is
+//!   then `>= 1`), c10's comparisons of the new sizes' product with the chunk's
+//!   (`view_numel < tensor_numel`, `!=`) cancel shared factors, divide exact monomial
+//!   multiples (`s*e` by `e`), and are decided when the rest is 1 on one side and holds a
+//!   size known to be `>= 2` on the other; interval arithmetic on the expanded products
+//!   alone cannot see that `(s-1)*c > 1` for `s, c >= 2`.
 //! * **Floor division and modulo.** `-1` inference divides the element count by the
 //!   product of the other sizes. Once `product >= 1` holds (statically or by a recorded
 //!   guard), [`SymInt`](crate::sym::SymInt)'s `//` and `%` divide monomials exactly
