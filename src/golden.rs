@@ -358,4 +358,29 @@ not json"#;
         }
         assert!(matches!(lines[3].case, Err(Error::Parse { .. })));
     }
+
+    #[test]
+    fn view_cases_parse_ops_and_set_the_message_aside() {
+        let text = r#"{"kind":"view","base":{"sizes":[2,3],"strides":[3,1],"offset":0,"storage_numel":6},"ops":[["slice",1,null,-1,2],["squeeze",null],["view",[-1]]],"expect":{"error":"view","message":"view size is not compatible"}}
+{"kind":"view","base":{"sizes":[2],"strides":[1],"offset":0,"storage_numel":2},"ops":[["frobnicate",1]],"expect":{}}"#;
+        let lines = parse_cases(text);
+        match &lines[0].case {
+            Ok(Case::View(c)) => {
+                assert_eq!(c.ops.len(), 3);
+                assert_eq!(
+                    c.ops[0],
+                    crate::view::ViewOp::Slice {
+                        dim: 1,
+                        start: None,
+                        end: Some(-1),
+                        step: 2
+                    }
+                );
+                assert_eq!(c.expect.len(), 1);
+                assert_eq!(c.message.as_deref(), Some("view size is not compatible"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(matches!(lines[1].case, Err(Error::Parse { .. })));
+    }
 }

@@ -176,12 +176,24 @@ fn symstride_records_no_more_view_guards_than_pytorch() -> Result<()> {
             .iter()
             .map(|g| g.as_str().unwrap())
             .collect();
+        // Input dims are `a, b, c, d` here and PyTorch's `input_symbols` there, in order.
+        let names: Vec<String> = torch["input_symbols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(["a", "b", "c", "d"])
+            .filter(|(t, _)| t.as_str() != Some("1"))
+            .map(|(t, n)| format!("{n}={}", t.as_str().unwrap()))
+            .collect();
+        let cell = |v: &[&str]| v.join("; ").replace('|', "\\|");
+        let ours_refs: Vec<&str> = ours.guards.iter().map(String::as_str).collect();
         println!(
-            "| {name} | {}: {} | {}: {} | {} | sizes [{}] strides [{}] |",
+            "| {name} ({}) | {}: {} | {}: {} | {} | sizes [{}] strides [{}] |",
+            names.join(", "),
             ours.guards.len(),
-            ours.guards.join("; "),
+            cell(&ours_refs),
             theirs.len(),
-            theirs.join("; "),
+            cell(&theirs),
             ours.aliases,
             ours.sizes.join(", "),
             ours.strides.join(", ")

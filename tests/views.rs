@@ -10,6 +10,7 @@
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use symstride::sym::{Bindings, ShapeEnv, SymInt, SymbolSpec};
+use symstride::tensor::{Storage, Tensor};
 use symstride::view::{SqueezeDims, View, ViewChain, ViewOp};
 use symstride::Result;
 
@@ -656,4 +657,229 @@ fn random_chains_and_bindings_are_not_vacuous() {
     assert!(reshapes * 10 > total && copies > 5, "{reshapes} {copies}");
     assert!(admitted * 5 > tried, "{admitted}/{tried}");
     assert_eq!(kinds.len(), 17, "{kinds:?}");
+}
+
+/// `Tensor<T>` views are the same code at `i64`: each op applied to a tensor over
+/// `0, 1, 2, ...` reads exactly the storage elements the naive definition names (a copying
+/// `reshape`/`flatten` reads the input's elements in row-major order).
+fn tensor_op(t: &Tensor<f64>, op: &ViewOp) -> Result<Tensor<f64>> {
+    let n = t.dim();
+    // The tensor API takes `usize` dims: a negative dim is passed wrapped, an invalid one
+    // as an out-of-range `usize`.
+    let u = |d: i64| {
+        let m = n.max(1) as i64;
+        if (-m..m).contains(&d) {
+            wrap(d, n)
+        } else {
+            usize::MAX
+        }
+    };
+    match op {
+        ViewOp::Permute(d) => t.permute(&d.iter().map(|&d| u(d)).collect::<Vec<_>>()),
+        ViewOp::Transpose(a, b) => t.transpose(u(*a), u(*b)),
+        ViewOp::T => t.t(),
+        ViewOp::Expand(s) => t.expand(s),
+        ViewOp::Slice {
+            dim,
+            start,
+            end,
+            step,
+        } => t.slice(u(*dim), start.unwrap_or(0), end.unwrap_or(i64::MAX), *step),
+        ViewOp::Narrow(d, s, l) => t.narrow(u(*d), *s, *l),
+        ViewOp::Select(d, i) => t.select(u(*d), *i),
+        ViewOp::Unsqueeze(d) => t.unsqueeze(if (-(n as i64) - 1..=n as i64).contains(d) {
+            wrap(*d, n + 1)
+        } else {
+            usize::MAX
+        }),
+        ViewOp::Squeeze(d) => t.squeeze(d),
+        ViewOp::Flatten(s, e) => t.flatten(*s, *e),
+        ViewOp::Unflatten(d, s) => t.unflatten(*d, s),
+        ViewOp::Movedim(s, d) => t.movedim(*s, *d),
+        ViewOp::View(s) => t.view(s),
+        ViewOp::Reshape(s) => t.reshape(s),
+        ViewOp::AsStrided(s, st, o) => t.as_strided(s, st, *o),
+        ViewOp::Diagonal(o, a, b) => t.diagonal(*o, *a, *b),
+        ViewOp::Unfold(d, s, st) => t.unfold(*d, *s, *st),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    #[test]
+    fn tensor_views_read_what_a_naive_walk_does(
+        base in base_strategy(),
+        seeds in prop::collection::vec(any::<u64>(), 1..5),
+    ) {
+        let ops = ops_for(&base, &seeds);
+        let data: Vec<f64> = (0..base.storage).map(|k| k as f64).collect();
+        let mut store: Vec<i64> = (0..base.storage).collect();
+        let mut t = Tensor::from_storage(Storage::from_vec(data), &base.sizes, &base.strides, base.offset).unwrap();
+        let mut chain = concrete_chain(&base);
+        for op in &ops {
+            let before = chain.view.clone();
+            let view_result = chain.apply(op);
+            let tensor_result = tensor_op(&t, op);
+            // The tensor fails exactly when the view layer does (as_strided is also
+            // checked against the real storage, which a copy replaced).
+            prop_assert_eq!(view_result.is_ok(), tensor_result.is_ok(), "op {:?}", op);
+            let Ok(next) = tensor_result else { break };
+            let values: Vec<i64> = next.to_vec().unwrap().iter().map(|&v| v as i64).collect();
+            let copied = match op {
+                ViewOp::Reshape(shape) => before.reshape(shape).unwrap().copied,
+                ViewOp::Flatten(a, b) => before.flatten(*a, *b).unwrap().copied,
+                _ => false,
+            };
+            if !matches!(op, ViewOp::AsStrided(..)) {
+                // Reference positions index the current storage (`store`).
+                let expect: Vec<i64> = reference(op, &before, chain.view.sizes())
+                    .iter()
+                    .map(|&p| store[p as usize])
+                    .collect();
+                prop_assert_eq!(&values, &expect, "op {:?}", op);
+            }
+            if copied {
+                store = values.clone();
+            }
+            prop_assert_eq!(next.storage_offset(), *chain.view.offset());
+            prop_assert_eq!(next.strides(), chain.view.strides());
+            prop_assert_eq!(next.sizes(), chain.view.sizes());
+            t = next;
+        }
+    }
+}
+
+/// The golden cases (`tests/golden/views.jsonl`, PyTorch's answers) as property seeds: each
+/// traced symbolically, then compared with a fresh concrete run at perturbed bindings its
+/// guards admit (the hints themselves are checked by `symstride conformance --symbolic`).
+#[test]
+fn golden_view_traces_are_sound_at_admitted_bindings() {
+    let path = symstride::testing::golden_path("views.jsonl");
+    let lines = symstride::golden::read_cases(&path).unwrap();
+    let (mut cases, mut checked) = (0, 0);
+    for line in lines {
+        let Ok(symstride::golden::Case::View(c)) = line.case else {
+            panic!("line {}: not a view case", line.number)
+        };
+        let base = Base {
+            sizes: c.base.sizes.clone(),
+            strides: c.base.strides.clone(),
+            offset: c.base.offset,
+            storage: c.base.storage_numel,
+        };
+        let (env, symbolic) = run_symbolic(&base, &c.ops);
+        let guards = env.guard_set();
+        cases += 1;
+        for seed in 0..4u64 {
+            let b = perturb(&env, seed * 104729 + line.number as u64);
+            if !guards.eval(&b).unwrap().is_pass() {
+                continue;
+            }
+            let want = run_concrete(&base_at(&base, &b), &c.ops);
+            let got = match &symbolic {
+                Ok(chain) => eval_chain(chain, &b).unwrap(),
+                Err(cat) => Err(*cat),
+            };
+            assert_eq!(got, want, "line {} at {b:?}", line.number);
+            checked += 1;
+        }
+    }
+    assert_eq!(cases, 3000);
+    assert!(checked > 3000, "only {checked} admitted bindings");
+}
+
+/// A symbolic shape op for the unbacked test: `flatten`, or `view`/`reshape` to a shape
+/// built from the input's (symbolic) sizes by merging neighbours, inserting 1s and one -1.
+fn unbacked_target(sizes: &[SymInt], seed: &mut u64) -> Vec<SymInt> {
+    let mut shape = sizes.to_vec();
+    for _ in 0..pick(seed, 0, 2) {
+        match pick(seed, 0, 2) {
+            0 if shape.len() >= 2 => {
+                let i = pick(seed, 0, shape.len() as i64 - 2) as usize;
+                let m = shape[i].clone() * shape[i + 1].clone();
+                shape.splice(i..i + 2, [m]);
+            }
+            1 => {
+                let i = pick(seed, 0, shape.len() as i64) as usize;
+                shape.insert(i, SymInt::from(1));
+            }
+            _ => {}
+        }
+    }
+    if !shape.is_empty() && pick(seed, 0, 1) == 0 {
+        let i = pick(seed, 0, shape.len() as i64 - 1) as usize;
+        shape[i] = SymInt::from(-1);
+    }
+    shape
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
+
+    /// With an unbacked size (no hint, so no guard can be recorded), `view`/`reshape`/
+    /// `flatten` may fail (data-dependent, or `view` refusing) or copy, but a view they do
+    /// return addresses exactly the elements of the concrete answer at every value of the
+    /// unbacked size for which the concrete op succeeds.
+    #[test]
+    fn unbacked_reshapes_never_give_a_wrong_view(
+        base in base_strategy(),
+        which in any::<prop::sample::Index>(),
+        mut seed in any::<u64>(),
+    ) {
+        if base.sizes.is_empty() {
+            return Ok(());
+        }
+        let k = which.index(base.sizes.len());
+        let env = ShapeEnv::default();
+        let u = env.create_unbacked("u", 0).unwrap();
+        let sizes: Vec<SymInt> = base.sizes.iter().enumerate()
+            .map(|(d, &v)| if d == k { u.clone() } else { SymInt::from(v) }).collect();
+        let contiguous = pick(&mut seed, 0, 1) == 0;
+        let strides: Vec<SymInt> = if contiguous {
+            let mut st = vec![SymInt::from(1); sizes.len()];
+            for d in (0..sizes.len() - 1).rev() {
+                st[d] = st[d + 1].clone() * sizes[d + 1].clone();
+            }
+            st
+        } else {
+            base.strides.iter().map(|&s| SymInt::from(s)).collect()
+        };
+        let x = View::new(sizes.clone(), strides.clone(), SymInt::from(base.offset)).unwrap();
+        let op = pick(&mut seed, 0, 2);
+        let target = unbacked_target(&sizes, &mut seed);
+        let (start, end) = (pick(&mut seed, 0, sizes.len() as i64 - 1), sizes.len() as i64 - 1);
+        let symbolic = match op {
+            0 => x.view(&target).map(|v| (v, false)),
+            1 => x.reshape(&target).map(|r| (r.view, r.copied)),
+            _ => x.flatten(start, end).map(|r| (r.view, r.copied)),
+        };
+        prop_assert!(env.guards().is_empty(), "guards on an unbacked size: {:?}", env.guards());
+        let Ok((view, copied)) = symbolic else { return Ok(()) };
+        for v in 0..=5i64 {
+            let b = Bindings::from_pairs([("u", v)]);
+            let at = |s: &[SymInt]| s.iter().map(|e| e.eval(&b).unwrap()).collect::<Vec<i64>>();
+            let cx = View::new(at(&sizes), at(&strides), base.offset).unwrap();
+            let ct = at(&target);
+            let concrete = match op {
+                0 => cx.view(&ct).map(|v| (v, false)),
+                1 => cx.reshape(&ct).map(|r| (r.view, r.copied)),
+                _ => cx.flatten(start, end).map(|r| (r.view, r.copied)),
+            };
+            // Where the concrete run rejects the shape, the symbolic answer claims nothing
+            // about this value (PyTorch would fail at run time too).
+            let Ok((cview, ccopied)) = concrete else { continue };
+            prop_assert_eq!(at(view.sizes()), cview.sizes().to_vec(), "u = {}", v);
+            let what = format!("op {op} target {target:?} start {start} view {view:?}");
+            // A view is wrong if it addresses other elements (or in another order) than
+            // the concrete view; strides of size-1 dims and of empty results address
+            // nothing, and c10 itself answers those size-obliviously (`guard_or_false`).
+            if !copied {
+                prop_assert!(!ccopied, "a view where PyTorch copies, u = {} {}", v, what);
+                let sv = View::new(at(view.sizes()), at(view.strides()), view.offset().eval(&b).unwrap()).unwrap();
+                let walk = |w: &View<i64>| indices(w.sizes()).iter().map(|i| addr(w, i)).collect::<Vec<_>>();
+                prop_assert_eq!(walk(&sv), walk(&cview), "u = {} {}", v, what);
+            }
+        }
+    }
 }

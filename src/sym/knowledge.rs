@@ -399,10 +399,44 @@ impl Knowledge {
                     }
                 }
                 if *rel == Rel::Eq {
+                    if kv == 0 {
+                        self.assume_divisible(&x);
+                    }
                     self.add_substitution(p);
                 }
             }
         }
+    }
+
+    /// Divisibility: for `Mod(a, k) == 0` with a symbol `a` and a constant `k >= 1`, moves
+    /// the ends of `a`'s range to multiples of `k` (by `a == k*(a//k) + a%k` the value is a
+    /// multiple), so a size `a >= 2` becomes `a >= k` and `a // k >= 1` is then decided.
+    fn assume_divisible(&mut self, x: &Expr) {
+        let [t] = x.terms() else { return };
+        let [(Atom::Func(f), 1)] = t.mono.as_slice() else {
+            return;
+        };
+        if f.kind != FuncKind::Mod || !t.coef.is_one() {
+            return;
+        }
+        let (Some(sym), Some(k)) = (f.args[0].as_symbol(), f.args[1].as_const()) else {
+            return;
+        };
+        if k < 1 {
+            return;
+        }
+        let (sym, k) = (sym.clone(), k as i128);
+        let mut r = self.sym_range(&sym);
+        if r.lo != i128::MIN {
+            r.lo = r.lo.div_euclid(k) * k + if r.lo.rem_euclid(k) == 0 { 0 } else { k };
+        }
+        if r.hi != i128::MAX {
+            r.hi = r.hi.div_euclid(k) * k;
+        }
+        if r.is_empty() {
+            self.contradictory = true;
+        }
+        self.ranges.insert(sym, r);
     }
 
     /// For `p == 0`, eliminates the greatest symbol that occurs only linearly with a unit
@@ -462,5 +496,18 @@ mod tests {
         kn.assume(&p("a == b + 1"));
         assert_eq!(kn.decide(&p("a - b == 1")), Some(true));
         assert_eq!(kn.decide(&p("a > b")), Some(true));
+    }
+
+    #[test]
+    fn divisibility_moves_range_ends_to_multiples() {
+        let mut kn = k(&[("e", 2), ("f", 0)]);
+        let p = |s: &str| BoolExpr::parse(s).unwrap();
+        assert_eq!(kn.decide(&p("FloorDiv(e, 8) >= 1")), None);
+        kn.assume(&p("Mod(e, 8) == 0"));
+        assert_eq!(kn.decide(&p("e >= 8")), Some(true));
+        assert_eq!(kn.decide(&p("FloorDiv(e, 8) >= 1")), Some(true));
+        // 0 is a multiple: a size that may be 0 stays at 0.
+        kn.assume(&p("Mod(f, 4) == 0"));
+        assert_eq!(kn.decide(&p("f >= 1")), None);
     }
 }

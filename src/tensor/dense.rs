@@ -4,6 +4,7 @@ use super::element::{DType, Element};
 use super::format;
 use super::storage::Storage;
 use crate::layout::MemoryFormat;
+use crate::view::{SqueezeDims, View};
 use crate::{Error, Result};
 use smallvec::SmallVec;
 
@@ -107,13 +108,9 @@ pub(crate) fn check_layout(
     Ok(())
 }
 
-fn check_dim(dim: usize, ndim: usize, op: &str) -> Result<()> {
-    if dim >= ndim {
-        return Err(Error::invalid(format!(
-            "{op}: dimension {dim} out of range for a {ndim}-d tensor"
-        )));
-    }
-    Ok(())
+/// A `usize` dim as the `i64` the view layer takes (too large wraps to an invalid dim).
+fn dim_arg(d: usize) -> i64 {
+    i64::try_from(d).unwrap_or(i64::MAX)
 }
 
 impl<T: Element> Tensor<T> {
@@ -274,7 +271,7 @@ impl<T: Element> Tensor<T> {
         Ok(out)
     }
 
-    fn view(&self, sizes: Dims, strides: Dims, offset: i64, what: &str) -> Result<Self> {
+    fn restrided(&self, sizes: Dims, strides: Dims, offset: i64, what: &str) -> Result<Self> {
         check_layout(&sizes, &strides, offset, self.storage.len(), what)?;
         Ok(Tensor {
             storage: self.storage.clone(),
@@ -286,160 +283,121 @@ impl<T: Element> Tensor<T> {
 
     /// `as_strided(sizes, strides, offset)`: any validated view of the same storage.
     pub fn as_strided(&self, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Self> {
-        self.view(sizes.into(), strides.into(), offset, "as_strided")
+        self.restrided(sizes.into(), strides.into(), offset, "as_strided")
+    }
+
+    /// This tensor's layout as a [`View`]: the generic movement ops (`crate::view`) act on
+    /// it, so eager and symbolic views are the same code.
+    pub fn layout_view(&self) -> View<i64> {
+        View::from_valid_parts(self.sizes.to_vec(), self.strides.to_vec(), self.offset)
+    }
+
+    /// A tensor over the same storage with the layout `v` (bounds-checked against it).
+    fn aliased(&self, v: View<i64>, what: &str) -> Result<Self> {
+        let (sizes, strides, offset) = v.into_parts();
+        self.restrided(sizes.into(), strides.into(), offset, what)
     }
 
     /// Reorders dimensions: result dim `i` is input dim `perm[i]`.
     pub fn permute(&self, perm: &[usize]) -> Result<Self> {
-        let n = self.dim();
-        let mut seen = vec![false; n];
-        if perm.len() != n
-            || perm
-                .iter()
-                .any(|&p| p >= n || std::mem::replace(&mut seen[p], true))
-        {
-            return Err(Error::invalid(format!(
-                "permute: {perm:?} is not a permutation of {n} dims"
-            )));
-        }
-        let sizes = perm.iter().map(|&p| self.sizes[p]).collect();
-        let strides = perm.iter().map(|&p| self.strides[p]).collect();
-        self.view(sizes, strides, self.offset, "permute")
+        let dims: Vec<i64> = perm.iter().map(|&d| dim_arg(d)).collect();
+        self.aliased(self.layout_view().permute(&dims)?, "permute")
     }
 
     /// Swaps two dimensions.
     pub fn transpose(&self, d0: usize, d1: usize) -> Result<Self> {
-        check_dim(d0, self.dim(), "transpose")?;
-        check_dim(d1, self.dim(), "transpose")?;
-        let mut t = self.clone();
-        t.sizes.swap(d0, d1);
-        t.strides.swap(d0, d1);
-        Ok(t)
+        let v = self.layout_view().transpose(dim_arg(d0), dim_arg(d1))?;
+        self.aliased(v, "transpose")
+    }
+
+    /// `t()`: transposes a 2-d tensor; 0-d and 1-d tensors are returned as they are.
+    pub fn t(&self) -> Result<Self> {
+        self.aliased(self.layout_view().t()?, "t")
     }
 
     /// `t[.., start:end:step, ..]` along `dim` (bounds clamped like Python slices; `step > 0`).
     pub fn slice(&self, dim: usize, start: i64, end: i64, step: i64) -> Result<Self> {
-        check_dim(dim, self.dim(), "slice")?;
-        if step <= 0 {
-            return Err(Error::invalid(format!(
-                "slice: step must be positive, got {step}"
-            )));
-        }
-        let size = self.sizes[dim];
-        let clamp = |i: i64| {
-            if i < 0 {
-                (i + size).max(0)
-            } else {
-                i.min(size)
-            }
-        };
-        let (start, end) = (clamp(start), clamp(end));
-        let len = if end > start {
-            (end - start - 1) / step + 1
-        } else {
-            0
-        };
-        let mut sizes = self.sizes.clone();
-        let mut strides = self.strides.clone();
-        sizes[dim] = len;
-        strides[dim] = self.strides[dim]
-            .checked_mul(step)
-            .ok_or_else(|| Error::overflow("slice stride"))?;
-        let offset = self.offset
-            + if len > 0 {
-                start * self.strides[dim]
-            } else {
-                0
-            };
-        self.view(sizes, strides, offset, "slice")
+        let v = self
+            .layout_view()
+            .slice(dim_arg(dim), Some(start), Some(end), step)?;
+        self.aliased(v, "slice")
     }
 
-    /// `narrow(dim, start, length)` (no clamping: out of range is an error).
+    /// `narrow(dim, start, length)` (PyTorch's checks: `-size <= start <= size`, a
+    /// negative start counts from the end, `start + length <= size`).
     pub fn narrow(&self, dim: usize, start: i64, length: i64) -> Result<Self> {
-        check_dim(dim, self.dim(), "narrow")?;
-        let size = self.sizes[dim];
-        if start < 0 || length < 0 || start.checked_add(length).is_none_or(|e| e > size) {
-            return Err(Error::invalid(format!(
-                "narrow: [{start}, {start}+{length}) out of range for dim {dim} of size {size}"
-            )));
-        }
-        self.slice(dim, start, start + length, 1)
+        let v = self.layout_view().narrow(dim_arg(dim), start, length)?;
+        self.aliased(v, "narrow")
     }
 
-    /// Removes `dim`, fixing it at `index`.
+    /// Removes `dim`, fixing it at `index` (negative counts from the end).
     pub fn select(&self, dim: usize, index: i64) -> Result<Self> {
-        check_dim(dim, self.dim(), "select")?;
-        let size = self.sizes[dim];
-        let i = if index < 0 { index + size } else { index };
-        if i < 0 || i >= size {
-            return Err(Error::invalid(format!(
-                "select: index {index} out of range for dim {dim} of size {size}"
-            )));
-        }
-        let mut sizes = self.sizes.clone();
-        let mut strides = self.strides.clone();
-        sizes.remove(dim);
-        let st = strides.remove(dim);
-        self.view(sizes, strides, self.offset + i * st, "select")
+        self.aliased(self.layout_view().select(dim_arg(dim), index)?, "select")
     }
 
     /// Inserts a size-1 dimension at `dim` (`0..=ndim`).
     pub fn unsqueeze(&self, dim: usize) -> Result<Self> {
-        if dim > self.dim() {
-            return Err(Error::invalid(format!(
-                "unsqueeze: dimension {dim} out of range for a {}-d tensor",
-                self.dim()
-            )));
-        }
-        let st = if dim < self.dim() {
-            self.sizes[dim].saturating_mul(self.strides[dim])
-        } else {
-            1
-        };
-        let mut t = self.clone();
-        t.sizes.insert(dim, 1);
-        t.strides.insert(dim, st.max(1));
-        Ok(t)
+        self.aliased(self.layout_view().unsqueeze(dim_arg(dim))?, "unsqueeze")
     }
 
-    /// Broadcasts to `sizes` (right-aligned; `-1` keeps a dimension): expanded dims get stride 0.
+    /// Broadcasts to `sizes` (right-aligned; `-1` keeps a dimension): expanded dims get
+    /// stride 0 (PyTorch's `expand`, errors [`Error::Expand`]).
     pub fn expand(&self, sizes: &[i64]) -> Result<Self> {
-        let n = sizes.len();
-        let nd = self.dim();
-        if n < nd {
-            return Err(Error::invalid(format!(
-                "expand: {n} sizes for a {nd}-d tensor"
-            )));
+        self.aliased(self.layout_view().expand(sizes)?, "expand")
+    }
+
+    /// `view(shape)` (one `-1` allowed): fails with [`Error::View`] when the strides
+    /// cannot express the new shape.
+    pub fn view(&self, shape: &[i64]) -> Result<Self> {
+        self.aliased(self.layout_view().view(shape)?, "view")
+    }
+
+    /// `reshape(shape)`: a view when [`View::reshape`] finds one, else a contiguous copy.
+    pub fn reshape(&self, shape: &[i64]) -> Result<Self> {
+        let r = self.layout_view().reshape(shape)?;
+        if r.copied {
+            let c = self.contiguous()?;
+            let (sizes, strides, offset) = r.view.into_parts();
+            return c.restrided(sizes.into(), strides.into(), offset, "reshape");
         }
-        let mut out_sizes = Dims::new();
-        let mut out_strides = Dims::new();
-        for (i, &s) in sizes.iter().enumerate() {
-            let src = (i + nd).checked_sub(n);
-            let (ss, st) = match src {
-                Some(d) => (self.sizes[d], self.strides[d]),
-                None => (1, 0),
-            };
-            let target = if s == -1 && src.is_some() { ss } else { s };
-            if target < 0 {
-                return Err(Error::invalid(format!(
-                    "expand: invalid size {s} at dim {i}"
-                )));
-            }
-            if ss == target {
-                out_sizes.push(ss);
-                out_strides.push(st);
-            } else if ss == 1 {
-                out_sizes.push(target);
-                out_strides.push(0);
-            } else {
-                return Err(Error::Broadcast {
-                    size_a: ss.to_string(),
-                    size_b: target.to_string(),
-                    dim: i,
-                });
-            }
+        self.aliased(r.view, "reshape")
+    }
+
+    /// `flatten(start, end)` (may copy, like `reshape`).
+    pub fn flatten(&self, start: i64, end: i64) -> Result<Self> {
+        let r = self.layout_view().flatten(start, end)?;
+        if r.copied {
+            let c = self.contiguous()?;
+            let (sizes, strides, offset) = r.view.into_parts();
+            return c.restrided(sizes.into(), strides.into(), offset, "flatten");
         }
-        self.view(out_sizes, out_strides, self.offset, "expand")
+        self.aliased(r.view, "flatten")
+    }
+
+    /// `unflatten(dim, sizes)`.
+    pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Self> {
+        self.aliased(self.layout_view().unflatten(dim, sizes)?, "unflatten")
+    }
+
+    /// `squeeze(...)` (see [`SqueezeDims`]).
+    pub fn squeeze(&self, dims: &SqueezeDims) -> Result<Self> {
+        self.aliased(self.layout_view().squeeze(dims)?, "squeeze")
+    }
+
+    /// `movedim(src, dst)`.
+    pub fn movedim(&self, src: i64, dst: i64) -> Result<Self> {
+        self.aliased(self.layout_view().movedim(src, dst)?, "movedim")
+    }
+
+    /// `diagonal(offset, dim1, dim2)`.
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Self> {
+        let v = self.layout_view().diagonal(offset, dim1, dim2)?;
+        self.aliased(v, "diagonal")
+    }
+
+    /// `unfold(dim, size, step)`.
+    pub fn unfold(&self, dim: i64, size: i64, step: i64) -> Result<Self> {
+        self.aliased(self.layout_view().unfold(dim, size, step)?, "unfold")
     }
 }
 
@@ -515,7 +473,7 @@ mod tests {
         assert!(t.as_strided(&[i64::MAX, 2], &[2, 1], 0).is_err());
         assert!(t.narrow(1, 2, 2).is_err());
         assert!(t.select(0, 2).is_err());
-        assert!(matches!(t.expand(&[4, 3]), Err(Error::Broadcast { .. })));
+        assert!(matches!(t.expand(&[4, 3]), Err(Error::Expand { .. })));
         assert!(t.permute(&[0, 0]).is_err());
     }
 }

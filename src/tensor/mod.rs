@@ -1,9 +1,13 @@
 //! Strided tensors over shared storage, and zero-copy views.
 //!
 //! A [`Tensor<T>`] is PyTorch's strided layout over a reference-counted [`Storage<T>`]:
-//! sizes, strides (in elements) and a storage offset. Views (`permute`, `transpose`, `slice`
-//! with a step, `narrow`, `select`, `unsqueeze`, `expand`, `as_strided`) copy nothing; they
-//! share the storage and only change the layout.
+//! sizes, strides (in elements) and a storage offset. Views (`permute`, `transpose`, `t`,
+//! `slice` with a step, `narrow`, `select`, `unsqueeze`, `squeeze`, `expand`, `movedim`,
+//! `diagonal`, `unfold`, `unflatten`, `view`, `as_strided`) copy nothing; they share the
+//! storage and only change the layout. `reshape` and `flatten` copy exactly when PyTorch
+//! does. The layouts come from [`crate::view`] at `i64`, the same code that traces symbolic
+//! views, so eager and symbolic views cannot drift apart; the tensor adds the bounds check
+//! against its real storage.
 //!
 //! # Why the checks are where they are
 //! * **Bounds.** Every constructor and view validates, with checked `i64` arithmetic, that the

@@ -55,10 +55,12 @@ impl<I: Int> View<I> {
         })?;
         let offset = self.offset().clone() + start.clone() * stride.clone();
         let len = end - start;
+        // ceil(len / step) as `(len - 1) // step + 1` (0 for len == 0 by floor division),
+        // which cannot overflow for any step.
         let new_size = if step == 1 {
             len
         } else {
-            (len + I::from_i64(step - 1)).floor_div(&I::from_i64(step))
+            (len - I::from_i64(1)).floor_div(&I::from_i64(step)) + I::from_i64(1)
         };
         let mut sizes = self.sizes().to_vec();
         let mut strides = self.strides().to_vec();
@@ -185,6 +187,14 @@ mod tests {
         assert_eq!(s.sizes(), &[10, 2]);
         assert_eq!(x.slice(0, None, None, 0).unwrap_err().category(), "error");
         assert_eq!(x.slice(2, None, None, 1).unwrap_err().category(), "index");
+        // A huge step: the size is ceil(len / step) without overflow...
+        let s = x.slice(1, Some(1), None, i64::MAX).unwrap();
+        assert_eq!((s.sizes(), *s.offset()), (&[10, 1][..], 1));
+        // ...and a stride that no longer fits is an error, not a wrap.
+        assert!(matches!(
+            x.slice(0, Some(1), None, i64::MAX),
+            Err(Error::Overflow { .. })
+        ));
     }
 
     #[test]

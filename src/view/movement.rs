@@ -240,6 +240,9 @@ impl<I: Int> View<I> {
         let k = I::from_i64(offset);
         let (sa, sb) = (self.sizes()[a].clone(), self.sizes()[b].clone());
         let (ta, tb) = (self.strides()[a].clone(), self.strides()[b].clone());
+        let neg_k = I::from_i64(offset.checked_neg().unwrap_or(i64::MAX));
+        check_add(&sb, &neg_k, || "diagonal: size - offset".into())?;
+        check_add(&sa, &k, || "diagonal: size + offset".into())?;
         let size = if offset >= 0 {
             sa.min(&(sb - k)).max(&zero)
         } else {
@@ -450,6 +453,8 @@ mod tests {
         );
         let d = x.diagonal(-5, 0, 1).unwrap();
         assert_eq!((d.sizes(), *d.offset()), (&[0][..], 0));
+        assert!(x.diagonal(i64::MIN, 0, 1).is_err());
+        assert_eq!(x.diagonal(i64::MAX - 8, 0, 1).unwrap().sizes(), &[0]);
         let u = v(&[8]).unfold(0, 3, 2).unwrap();
         assert_eq!((u.sizes(), u.strides()), (&[3, 3][..], &[2, 1][..]));
         assert!(v(&[2]).unfold(0, 3, 1).is_err());

@@ -19,6 +19,12 @@
 //!   Dimensions whose strides chain are therefore merged without a guard once the sizes
 //!   are known to be at least 2 (what PyTorch assumes of every backed symbol); with sizes
 //!   that may be 0 or 1 the size-1 questions of c10's greedy walk are real and recorded.
+//! * **Chunk sizes compared factor by factor.** When numel != 0 is known (every size is
+//!   then `>= 1`), c10's comparisons of the new sizes' product with the chunk's
+//!   (`view_numel < tensor_numel`, `!=`) cancel shared factors, divide exact monomial
+//!   multiples (`s*e` by `e`), and are decided when the rest is 1 on one side and holds a
+//!   size known to be `>= 2` on the other; interval arithmetic on the expanded products
+//!   alone cannot see that `(s-1)*c > 1` for `s, c >= 2`.
 //! * **Floor division and modulo.** `-1` inference divides the element count by the
 //!   product of the other sizes. Once `product >= 1` holds (statically or by a recorded
 //!   guard), [`SymInt`](crate::sym::SymInt)'s `//` and `%` divide monomials exactly
@@ -34,6 +40,7 @@
 use super::core::{list, wrap_dim, View};
 use crate::layout;
 use crate::{Bool, Error, Int, Result};
+use std::cmp::Ordering;
 
 /// The result of [`View::reshape`]: a view of the same storage, or (when no view can
 /// express the new shape) a fresh contiguous tensor at offset 0 (`copied`).
@@ -56,24 +63,54 @@ pub fn infer_size<I: Int>(shape: &[I], numel: &I, op: &str) -> Result<Vec<I>> {
     infer_size_of(shape, std::slice::from_ref(numel), op)
 }
 
-/// Removes from `a` and `b` the factors they share (structurally equal, non-constant):
-/// `(b*s*e, 8*b*s)` becomes `(e, 8)`.
+/// Removes from `a` the factors of `b` it contains: a structurally equal factor, or one
+/// that a factor of `a` is an exact multiple of (`s*e` by `e`, leaving `s`; only for
+/// divisors known to be `>= 1`). Returns `a`'s rest and the factors of `b` not removed:
+/// `([b, s, e], [8, b, s])` becomes `([e], [8])`. Constants are left to multiply.
 fn cancel<I: Int>(a: &[I], b: &[I]) -> (Vec<I>, Vec<I>) {
     let mut a: Vec<I> = a.to_vec();
     let mut rest = Vec::new();
     for f in b {
-        let hit = f
-            .as_const()
-            .is_none()
-            .then(|| a.iter().position(|g| g.sym_eq(f).statically_known_true()));
-        match hit.flatten() {
-            Some(k) => {
-                a.remove(k);
-            }
+        if f.as_const().is_some() {
+            rest.push(f.clone());
+            continue;
+        }
+        if let Some(k) = a.iter().position(|g| g.sym_eq(f).statically_known_true()) {
+            a.remove(k);
+            continue;
+        }
+        let divides = |g: &I| {
+            let q = g.floor_div(f);
+            (q.clone() * f.clone())
+                .sym_eq(g)
+                .statically_known_true()
+                .then_some(q)
+        };
+        let hit = if f.ge_i(1).statically_known_true() {
+            a.iter().enumerate().find_map(|(k, g)| {
+                g.as_const()
+                    .is_none()
+                    .then(|| divides(g))
+                    .flatten()
+                    .map(|q| (k, q))
+            })
+        } else {
+            None
+        };
+        match hit {
+            Some((k, q)) => a[k] = q,
             None => rest.push(f.clone()),
         }
     }
     (a, rest)
+}
+
+/// [`cancel`] in both directions: what remains of `a` and of `b` once every factor one
+/// side shares with (or divides in) the other is gone.
+fn cancel_both<I: Int>(a: &[I], b: &[I]) -> (Vec<I>, Vec<I>) {
+    let (a1, b1) = cancel(a, b);
+    let (b2, a2) = cancel(&b1, &a1);
+    (a2, b2)
 }
 
 /// [`infer_size`] for an element count given as a product of `factors` (the input's
@@ -192,6 +229,33 @@ fn either<B: Bool>(a: &B, b: &B, ask: impl Fn(&B, u8) -> bool) -> bool {
     ask(a, 0) || ask(b, 1)
 }
 
+/// Compares two products of sizes that are all `>= 1` (the caller knows numel != 0) by
+/// their factors, without any guard: shared factors cancel, constants multiply, and a
+/// remaining size known to be `>= 2` makes its side larger. `None` when that does not
+/// decide it (then the caller asks the products as a whole).
+fn compare_products<I: Int>(v: &[I], t: &[I]) -> Option<Ordering> {
+    let (t_rest, v_rest) = cancel_both(t, v);
+    let split = |f: &[I]| {
+        let mut c: i64 = 1;
+        let mut sym = Vec::new();
+        for x in f {
+            match x.as_const() {
+                Some(k) => c = c.checked_mul(k)?,
+                None => sym.push(x.clone()),
+            }
+        }
+        Some((c, sym))
+    };
+    let ((cv, sv), (ct, st)) = (split(&v_rest)?, split(&t_rest)?);
+    let big = |f: &[I]| f.iter().any(|x| x.ge_i(2).statically_known_true());
+    match (sv.is_empty(), st.is_empty()) {
+        (true, true) => Some(cv.cmp(&ct)),
+        (true, false) if cv < ct || (cv == ct && big(&st)) => Some(Ordering::Less),
+        (false, true) if ct < cv || (ct == cv && big(&sv)) => Some(Ordering::Greater),
+        _ => None,
+    }
+}
+
 /// How the strides of a view are known to be contiguous, without any guard.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum KnownContiguous {
@@ -288,8 +352,12 @@ pub fn compute_stride<I: Int>(
     let mut base = old_strides[old_sizes.len() - 1].clone();
     let mut tensor_numel = I::from_i64(1);
     let mut view_numel = I::from_i64(1);
+    // The same products as lists of sizes, for deciding comparisons factor by factor.
+    let mut tensor_factors: Vec<I> = Vec::new();
+    let mut view_factors: Vec<I> = Vec::new();
     for tensor_d in (0..old_sizes.len()).rev() {
         tensor_numel = tensor_numel * old_sizes[tensor_d].clone();
+        tensor_factors.push(old_sizes[tensor_d].clone());
         let chunk_end = tensor_d == 0 || {
             let size_not_one = old_sizes[tensor_d - 1].ne_i(1);
             let chained = tensor_numel.clone() * base.clone();
@@ -314,7 +382,10 @@ pub fn compute_stride<I: Int>(
         }
         while view_d >= 0 {
             let vd = view_d as usize;
-            let below = view_numel.sym_lt(&tensor_numel);
+            let below = match nonzero.then(|| compare_products(&view_factors, &tensor_factors)) {
+                Some(Some(o)) => I::Bool::from_bool(o == Ordering::Less),
+                _ => view_numel.sym_lt(&tensor_numel),
+            };
             let unit = new_sizes[vd].eq_i(1);
             let take = either(&below, &unit, |c, k| {
                 match k {
@@ -332,9 +403,14 @@ pub fn compute_stride<I: Int>(
             }
             new_strides[vd] = view_numel.clone() * base.clone();
             view_numel = view_numel * new_sizes[vd].clone();
+            view_factors.push(new_sizes[vd].clone());
             view_d -= 1;
         }
-        let mismatch = view_numel.sym_ne(&tensor_numel).guard_or_true(|| {
+        let differ = match nonzero.then(|| compare_products(&view_factors, &tensor_factors)) {
+            Some(Some(o)) => I::Bool::from_bool(o != Ordering::Equal),
+            _ => view_numel.sym_ne(&tensor_numel),
+        };
+        let mismatch = differ.guard_or_true(|| {
             format!(
                 "{op}: sizes ending at dim {} cover the input chunk of {tensor_numel}",
                 view_d + 1
@@ -347,6 +423,8 @@ pub fn compute_stride<I: Int>(
             base = old_strides[tensor_d - 1].clone();
             tensor_numel = I::from_i64(1);
             view_numel = I::from_i64(1);
+            tensor_factors.clear();
+            view_factors.clear();
         }
     }
     if view_d != -1 {
