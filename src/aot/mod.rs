@@ -114,7 +114,7 @@ pub use artifact::{Artifact, CheckOutcome, ARTIFACT_FORMAT, FORMAT_VERSION};
 pub use cover::{compile_specializations, CompileOptions};
 pub use dispatch::{empty_plan, DispatchStats, Dispatched, Dispatcher, Values};
 pub use exec::{random_inputs, verify, Execution};
-pub use spec::{InputSpec, Op, SizeSpec, Spec, StrideSpec, SEED_SPEC_JSON};
+pub use spec::{is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, SEED_SPEC_JSON};
 pub use specialization::Specialization;
 pub use trace::{build_concrete, concrete_plan, symbol_min, trace, ELEMENT_SIZE};
 

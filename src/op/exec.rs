@@ -243,6 +243,26 @@ pub fn call(op: Op, inputs: &[Input], output: Output<'_>, cfg: &ExecConfig) -> R
     Ok(out)
 }
 
+/// Runs `op`'s kernel over a float32 plan on bare storages (the ahead-of-time layer's
+/// specializations; `op` must compute and write float32, see `aot::is_spec_op`). The plan
+/// addresses the storages by its own offsets and strides; it is validated against them.
+pub fn run_kernel_f32(
+    op: Op,
+    plan: &crate::iter::Plan<i64>,
+    out: &crate::tensor::Storage<f32>,
+    inputs: &[&crate::tensor::Storage<f32>],
+    cfg: &ExecConfig,
+) -> Result<()> {
+    let whole = |s: &crate::tensor::Storage<f32>| -> Result<AnyTensor> {
+        Ok(Tensor::from_storage(s.clone(), &[s.len() as i64], &[1], 0)?.into())
+    };
+    let xs = inputs
+        .iter()
+        .map(|s| whole(s))
+        .collect::<Result<Vec<_>>>()?;
+    kernels::run(op, DType::F32, plan, &whole(out)?, &xs, cfg)
+}
+
 /// The tensors the plan reads: the arguments themselves, or their converted copies laid out
 /// exactly as the plan's input specs say.
 fn materialize(
