@@ -443,3 +443,128 @@ fn errors_are_pytorchs() {
     );
     assert_eq!(e.unwrap_err().category(), "shape");
 }
+
+// ---------------------------------------------------------------------------------------
+// Soundness of symbolic op plans: the golden op cases traced with every size, stride and
+// offset a symbol; at any binding the recorded guards admit, the traced answer (plan and
+// dtypes, or the error category) is what a fresh concrete call computes there.
+
+use symstride::golden::{Case, OpArg, OpTensor};
+use symstride::iter::{Plan, TensorSpec};
+use symstride::sym::{Bindings, ShapeEnv, SymInt, SymbolSpec};
+
+fn lift_case<I: symstride::Int>(
+    case: &symstride::golden::OpCase,
+    mut int: impl FnMut(String, i64, i64) -> I,
+) -> (Vec<op::Arg<I>>, op::Dest<I>) {
+    let mut lift = |name: &str, t: &OpTensor, id: u64| -> TensorSpec<I> {
+        let sizes = (0..t.sizes.len())
+            .map(|d| int(format!("{name}_z{d}"), t.sizes[d], 0))
+            .collect();
+        let strides = (0..t.strides.len())
+            .map(|d| int(format!("{name}_t{d}"), t.strides[d], 0))
+            .collect();
+        let mut spec = TensorSpec {
+            storage_offset: int(format!("{name}_o"), t.offset, 0),
+            ..TensorSpec::new(sizes, strides, 1)
+        };
+        spec.dtype = Some(DType::parse(&t.dtype).unwrap());
+        spec.element_size = spec.dtype.unwrap().element_size();
+        spec.tensor_id = Some(id);
+        spec
+    };
+    let args = case
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(k, a)| match a {
+            OpArg::Tensor(t) => op::Arg::Tensor(lift(&format!("x{k}"), t, k as u64)),
+            OpArg::Scalar { scalar } => op::Arg::Scalar(match scalar {
+                serde_json::Value::Bool(b) => Scalar::Bool(*b),
+                v if v.is_i64() => Scalar::Int(v.as_i64().unwrap()),
+                v => Scalar::Float(v.as_f64().unwrap()),
+            }),
+        })
+        .collect();
+    let dest = match (&case.out, case.inplace) {
+        (Some(t), _) => op::Dest::Out(lift("out", t, 99)),
+        (None, true) => op::Dest::InPlace,
+        (None, false) => op::Dest::New,
+    };
+    (args, dest)
+}
+
+type Answer = Result<(Plan<i64>, DType, DType), &'static str>;
+
+fn answer_of(r: symstride::Result<op::OpPlan<i64>>) -> Answer {
+    r.map(|p| (p.plan, p.compute_dtype, p.out_dtype))
+        .map_err(|e| e.category())
+}
+
+#[test]
+fn symbolic_op_plans_specialize_to_concrete_calls() {
+    let path = symstride::testing::golden_path("ops.jsonl");
+    let lines = symstride::golden::read_cases(&path).unwrap();
+    let (mut admitted, mut cases) = (0, 0);
+    for line in lines.iter().step_by(7) {
+        let Ok(Case::Op(case)) = &line.case else {
+            panic!("line {}: not an op case", line.number)
+        };
+        let op = Op::parse(&case.op).unwrap();
+        let env = ShapeEnv::default();
+        let (args, dest) = lift_case(case, |name, v, min| {
+            let spec = SymbolSpec {
+                min,
+                ..Default::default()
+            };
+            env.create_symbol(&name, v, spec).unwrap()
+        });
+        let traced: symstride::Result<op::OpPlan<SymInt>> = op::plan_op(op, &args, &dest);
+        let traced_category = traced.as_ref().err().map(|e| e.category());
+        if traced_category == Some("error") {
+            continue; // not a PyTorch decision (none in the golden file)
+        }
+        cases += 1;
+        let guards = env.guard_set();
+        let mut rng = Rng(line.number as u64);
+        for attempt in 0..12 {
+            let mut b = Bindings::new();
+            for name in env.symbol_names() {
+                let hint = env.symbol_hint(&name).unwrap();
+                let v = if attempt == 0 || rng.chance(1, 2) {
+                    hint
+                } else {
+                    rng.below(6) as i64
+                };
+                b.insert(&name, v);
+            }
+            if guards.eval(&b).unwrap().is_some() {
+                assert!(attempt > 0, "line {}: the hints are rejected", line.number);
+                continue;
+            }
+            admitted += 1;
+            let (cargs, cdest) = lift_case(case, |name, _, _| b.get(&name).unwrap());
+            let concrete = answer_of(op::plan_op(op, &cargs, &cdest));
+            let evaluated: Answer = match &traced {
+                Ok(p) => Ok((
+                    p.plan.try_map(|s| s.eval(&b)).unwrap(),
+                    p.compute_dtype,
+                    p.out_dtype,
+                )),
+                Err(e) => Err(e.category()),
+            };
+            // A binding whose layouts are invalid (e.g. an offset making a view negative)
+            // is rejected by validation alone, before any guarded decision.
+            if let Err("error") = concrete {
+                continue;
+            }
+            assert_eq!(
+                evaluated, concrete,
+                "line {} at {b:?} (guards {guards:?})",
+                line.number
+            );
+        }
+    }
+    assert!(cases > 300, "{cases} cases traced");
+    assert!(admitted > cases * 3, "only {admitted} admitted bindings");
+}
