@@ -28,6 +28,7 @@ fn kernels(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2));
 
     let n16 = 1u64 << 24;
+    op_rows(&mut g, &cfg, n16);
     let (a, b) = (tensor(&[64, 64, 64, 64], 1), tensor(&[64, 64, 64, 64], 2));
     let out = Tensor::<f32>::zeros(&[64, 64, 64, 64]).unwrap();
     g.throughput(Throughput::Bytes(12 * n16));
@@ -89,6 +90,49 @@ fn kernels(c: &mut Criterion) {
         bn.iter(|| dst.copy_from_slice(black_box(&src)))
     });
     g.finish();
+}
+
+/// The op table's kernels on other dtypes (as `symstride bench`): `add` of two int32
+/// tensors and `where` of a bool condition over two float32 tensors, 16M elements each,
+/// through `op::call`.
+fn op_rows(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    cfg: &ExecConfig,
+    n16: u64,
+) {
+    use symstride::op::{self, AnyTensor, Input, Op, Output};
+    let sizes = [64i64, 64, 64, 64];
+    let ints = |seed: u64| -> AnyTensor {
+        let t = tensor(&sizes, seed);
+        let v: Vec<i32> = t
+            .to_vec()
+            .unwrap()
+            .iter()
+            .map(|&x| (x * 1e6) as i32)
+            .collect();
+        Tensor::from_vec(v, &sizes).unwrap().into()
+    };
+    let ab = [Input::Tensor(ints(21)), Input::Tensor(ints(22))];
+    g.throughput(Throughput::Bytes(12 * n16));
+    g.bench_function("add_int32_16M", |bn| {
+        bn.iter(|| black_box(op::call(Op::Add, &ab, Output::New, cfg).unwrap()))
+    });
+    drop(ab);
+    let cond: Vec<bool> = tensor(&sizes, 23)
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|&x| x > 0.5)
+        .collect();
+    let w = [
+        Input::Tensor(Tensor::from_vec(cond, &sizes).unwrap().into()),
+        Input::Tensor(tensor(&sizes, 24).into()),
+        Input::Tensor(tensor(&sizes, 25).into()),
+    ];
+    g.throughput(Throughput::Bytes(13 * n16));
+    g.bench_function("where_16M", |bn| {
+        bn.iter(|| black_box(op::call(Op::Where, &w, Output::New, cfg).unwrap()))
+    });
 }
 
 criterion_group!(benches, kernels);

@@ -55,13 +55,18 @@ pub enum ElementwiseOp {
 }
 
 impl ElementwiseOp {
-    /// Number of inputs the op takes.
-    pub fn arity(self) -> usize {
+    /// The op's row of the op table.
+    pub fn op(self) -> crate::op::Op {
         match self {
-            ElementwiseOp::Neg => 1,
-            ElementwiseOp::Add => 2,
-            ElementwiseOp::Addcmul => 3,
+            ElementwiseOp::Neg => crate::op::Op::Neg,
+            ElementwiseOp::Add => crate::op::Op::Add,
+            ElementwiseOp::Addcmul => crate::op::Op::Addcmul,
         }
+    }
+
+    /// Number of inputs the op takes (from the op table).
+    pub fn arity(self) -> usize {
+        self.op().arity()
     }
 }
 

@@ -362,7 +362,7 @@ fn tampered_artifacts_are_errors() {
         ("version", edit(&good, |v| v["version"] = 2.into())),
         ("format", edit(&good, |v| v["format"] = "other".into())),
         ("not JSON", good[..good.len() / 2].to_string()),
-        ("spec", edit(&good, |v| v["spec"]["op"] = "mul".into())),
+        ("spec", edit(&good, |v| v["spec"]["op"] = "tanh".into())),
         (
             "symbols",
             edit(&good, |v| v["symbols"] = serde_json::json!(["c", "h"])),

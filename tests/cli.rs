@@ -479,3 +479,35 @@ fn closed_stdout_is_not_a_panic() {
         );
     }
 }
+
+/// Specs take every float32 op of the op table: each compiles, and `run` executes it through
+/// the table's kernel and checks it against the table's naive reference.
+#[test]
+fn specs_take_the_float32_ops_of_the_table() {
+    let s = Scratch::new("spec-ops");
+    for def in symstride::op::TABLE.iter() {
+        if !symstride::aot::is_spec_op(def.op) {
+            continue;
+        }
+        let inputs: Vec<String> = (0..def.arity)
+            .map(|k| {
+                if k == 0 {
+                    r#"{"sizes":[2,"c","h","w"],"layout":"channels_last"}"#.to_string()
+                } else {
+                    r#"{"sizes":["c","h","w"],"layout":"contiguous"}"#.to_string()
+                }
+            })
+            .collect();
+        let spec = format!(
+            r#"{{"op":"{}","inputs":[{}],"hints":{{"c":3,"h":4,"w":5}}}}"#,
+            def.name,
+            inputs.join(",")
+        );
+        let f = s.file(&format!("{}.json", def.name), spec.as_bytes());
+        let plan = s.0.join(format!("{}.plan", def.name));
+        let r = run(&["compile", p(&f), "-o", p(&plan)]);
+        assert_eq!(r.code, 0, "{}: {}", def.name, r.stderr);
+        let r = run(&["run", p(&plan), "--bind", "c=3,h=7,w=5"]);
+        assert_eq!(r.code, 0, "{}: {}", def.name, r.stderr);
+    }
+}

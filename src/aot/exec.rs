@@ -5,8 +5,8 @@ use super::dispatch::{empty_plan, Dispatched, Dispatcher};
 use super::spec::{Op, Spec};
 use crate::error::{Error, Result};
 use crate::iter::Plan;
-use crate::kernel::{execute_map1, execute_map2, execute_map3, ExecConfig};
-use crate::tensor::{Storage, Tensor};
+use crate::kernel::ExecConfig;
+use crate::tensor::{Element, Scalar, Storage, Tensor};
 
 /// The result of [`Dispatcher::execute`].
 #[derive(Debug)]
@@ -28,31 +28,15 @@ fn run_kernel(
     inputs: &[&Tensor<f32>],
     cfg: &ExecConfig,
 ) -> Result<()> {
-    match (op, inputs) {
-        (Op::Neg, [a]) => execute_map1(plan, out, a.storage(), &|x: f32| -x, cfg),
-        (Op::Add, [a, b]) => execute_map2(
-            plan,
-            out,
-            a.storage(),
-            b.storage(),
-            &|x: f32, y: f32| x + y,
-            cfg,
-        ),
-        (Op::Addcmul, [a, b, c]) => execute_map3(
-            plan,
-            out,
-            a.storage(),
-            b.storage(),
-            c.storage(),
-            &|x: f32, y: f32, z: f32| x + y * z,
-            cfg,
-        ),
-        _ => Err(Error::invalid(format!(
+    if inputs.len() != op.arity() {
+        return Err(Error::invalid(format!(
             "op {op} takes {} inputs, got {}",
             op.arity(),
             inputs.len()
-        ))),
+        )));
     }
+    let storages: Vec<&Storage<f32>> = inputs.iter().map(|t| t.storage()).collect();
+    crate::op::run_kernel_f32(op, plan, out, &storages, cfg)
 }
 
 /// Puts the real storage offsets into an instantiated plan (traces use offset 0; offsets
@@ -224,18 +208,21 @@ pub fn verify(op: Op, inputs: &[&Tensor<f32>], output: &Tensor<f32>) -> Result<u
             let off: i64 = (0..r).map(|d| index[rank - r + d] * istrides[k][d]).sum();
             vals[k] = data[k][off as usize];
         }
-        let want = match op {
-            Op::Neg => -vals[0],
-            Op::Add => vals[0] + vals[1],
-            Op::Addcmul => vals[0] + vals[1] * vals[2],
-        };
+        // The op table's reference, in f64, rounded to f32.
+        let args: Vec<Scalar> = vals[..inputs.len()]
+            .iter()
+            .map(|&v| Scalar::Float(v as f64))
+            .collect();
+        let want = f32::from_scalar((op.def().reference)(&args));
         let got = out[count];
-        let tol = if op == Op::Addcmul {
-            1e-6 * (1.0 + want.abs())
-        } else {
-            0.0
+        // Exact for the ops that round once (neg, abs, relu, add, ..., sqrt); a few ulps
+        // for addcmul (two roundings in f32) and the transcendental exp and sigmoid.
+        let tol = match op {
+            Op::Addcmul | Op::Exp | Op::Sigmoid => 1e-6 * (1.0 + want.abs()),
+            _ => 0.0,
         };
-        if (got - want).abs() > tol {
+        let ok = (got.is_nan() && want.is_nan()) || (got - want).abs() <= tol;
+        if !ok {
             return Err(Error::invalid(format!(
                 "output mismatch at index {index:?}: kernel {got}, reference {want}"
             )));

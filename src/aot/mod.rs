@@ -117,7 +117,7 @@ pub use cover::{compile_specializations, CompileOptions};
 pub use dispatch::{empty_plan, DispatchStats, Dispatched, Dispatcher, Values};
 pub use exec::{random_inputs, verify, Execution};
 pub use memory::{estimate_run_memory, fmt_bytes, parse_bytes, MemoryEstimate};
-pub use spec::{InputSpec, Op, SizeSpec, Spec, StrideSpec, SEED_SPEC_JSON};
+pub use spec::{is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, SEED_SPEC_JSON};
 pub use specialization::Specialization;
 pub use trace::{build_concrete, concrete_plan, symbol_min, trace, ELEMENT_SIZE};
 

@@ -7,55 +7,42 @@ use crate::sym::{Bindings, Expr};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fmt;
 
-/// The elementwise operation of a spec (all float32, output allocated by the iterator).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Op {
-    /// `neg(a)`.
-    Neg,
-    /// `add(a, b)`.
-    Add,
-    /// `addcmul(a, b, c) = a + b * c`.
-    Addcmul,
+/// The elementwise op of a spec: a row of the op table ([`crate::op::TABLE`]), which gives
+/// its name and arity.
+pub use crate::op::Op;
+
+/// Whether specs take `op`: specs are float32 with an output the iterator allocates, so they
+/// take the ops that compute and write float32 from float32 inputs (not the comparisons and
+/// logical ops, whose output is bool, nor `where`, whose condition is).
+pub fn is_spec_op(op: Op) -> bool {
+    use crate::op::Promotion::*;
+    matches!(op.def().promotion, SameAsInput | Default | IntToFloat)
 }
 
-impl Op {
-    /// The spec name (`neg`, `add`, `addcmul`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Neg => "neg",
-            Op::Add => "add",
-            Op::Addcmul => "addcmul",
-        }
-    }
-
-    /// Number of inputs.
-    pub fn arity(self) -> usize {
-        match self {
-            Op::Neg => 1,
-            Op::Add => 2,
-            Op::Addcmul => 3,
-        }
-    }
-
-    /// Parses a spec name.
-    pub fn from_name(name: &str) -> Result<Op> {
-        match name {
-            "neg" => Ok(Op::Neg),
-            "add" => Ok(Op::Add),
-            "addcmul" => Ok(Op::Addcmul),
-            other => Err(Error::parse(
-                "spec",
-                format!("unknown op `{other}` (expected neg, add or addcmul)"),
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+/// Parses a spec's op name through the op table.
+fn spec_op(name: &str) -> Result<Op> {
+    let names = || {
+        crate::op::TABLE
+            .iter()
+            .filter(|d| is_spec_op(d.op))
+            .map(|d| d.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match Op::parse(name) {
+        Ok(op) if is_spec_op(op) => Ok(op),
+        Ok(_) => Err(Error::parse(
+            "spec",
+            format!(
+                "op `{name}` does not compute float32 (specs take {})",
+                names()
+            ),
+        )),
+        Err(_) => Err(Error::parse(
+            "spec",
+            format!("unknown op `{name}` (expected one of {})", names()),
+        )),
     }
 }
 
@@ -184,7 +171,7 @@ impl Spec {
     }
 
     fn from_raw(raw: RawSpec) -> Result<Spec> {
-        let op = Op::from_name(&raw.op)?;
+        let op = spec_op(&raw.op)?;
         if raw.inputs.len() != op.arity() {
             return Err(spec_err(format!(
                 "op {op} takes {} input(s), the spec gives {}",
@@ -528,7 +515,11 @@ mod tests {
     #[test]
     fn bad_specs_are_clear_errors() {
         let cases = [
-            (r#"{"op":"mul","inputs":[],"hints":{}}"#, "unknown op"),
+            (r#"{"op":"tanh","inputs":[],"hints":{}}"#, "unknown op"),
+            (
+                r#"{"op":"eq","inputs":[],"hints":{}}"#,
+                "does not compute float32",
+            ),
             (r#"{"op":"neg","inputs":[],"hints":{}}"#, "takes 1"),
             (
                 r#"{"op":"neg","inputs":[{"sizes":["a"],"layout":"contiguous"}],"hints":{}}"#,

@@ -62,6 +62,7 @@ const F: f64 = 4.0; // bytes per f32
 fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
     let mut v: Vec<Scenario> = Vec::new();
     let n16 = (1usize << 24) as f64;
+    op_scenarios(&cfg, &mut v)?;
 
     let (a, b) = (tensor(&[64, 64, 64, 64], 1)?, tensor(&[64, 64, 64, 64], 2)?);
     {
@@ -247,6 +248,54 @@ fn parallel_copy(dst: &mut [f32], src: &[f32]) {
     dst.par_chunks_mut(chunk)
         .zip(src.par_chunks(chunk))
         .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// The op table's kernels on other dtypes (issue 13): `add` of two contiguous int32 tensors,
+/// `where` of a bool condition over two float32 tensors, 16M elements each, through
+/// `op::call` (plan, checks, allocation, kernel). Bytes: every input read once, the output
+/// written once.
+fn op_scenarios(cfg: &ExecConfig, v: &mut Vec<Scenario>) -> Result<()> {
+    use symstride::op::{self, AnyTensor, Input, Op, Output};
+    let n = 1usize << 24;
+    let sizes = [64i64, 64, 64, 64];
+    let ints = |seed: u64| -> Result<AnyTensor> {
+        let data = random(n, seed)
+            .into_iter()
+            .map(|x| (x * 1e6) as i32)
+            .collect();
+        Ok(Tensor::from_vec(data, &sizes)?.into())
+    };
+    let (a, b) = (ints(21)?, ints(22)?);
+    let c = cfg.clone();
+    v.push(Scenario {
+        name: "add_int32_16M",
+        bytes: 3.0 * 4.0 * n as f64,
+        inner: 1,
+        run: Box::new(move || {
+            let inputs = [Input::Tensor(a.clone()), Input::Tensor(b.clone())];
+            black_box(op::call(Op::Add, &inputs, Output::New, &c)?);
+            Ok(())
+        }),
+    });
+    let cond: AnyTensor =
+        Tensor::from_vec(random(n, 23).into_iter().map(|x| x > 0.0).collect(), &sizes)?.into();
+    let (x, y): (AnyTensor, AnyTensor) = (tensor(&sizes, 24)?.into(), tensor(&sizes, 25)?.into());
+    let c = cfg.clone();
+    v.push(Scenario {
+        name: "where_16M",
+        bytes: (1.0 + 4.0 + 4.0 + 4.0) * n as f64,
+        inner: 1,
+        run: Box::new(move || {
+            let inputs = [
+                Input::Tensor(cond.clone()),
+                Input::Tensor(x.clone()),
+                Input::Tensor(y.clone()),
+            ];
+            black_box(op::call(Op::Where, &inputs, Output::New, &c)?);
+            Ok(())
+        }),
+    });
+    Ok(())
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {

@@ -348,12 +348,20 @@ impl<'a, I: Int> TensorIterator<'a, I> {
         let mut slots = Vec::with_capacity(self.operands.len());
         for (k, op) in self.operands.iter().enumerate() {
             let dtype = match op.tensor {
-                Some(t) => Some(t.dtype.ok_or_else(|| {
-                    Error::invalid(format!(
-                        "compute_types: {} has no dtype",
-                        operand_name(k, self.num_outputs)
-                    ))
-                })?),
+                Some(t) => {
+                    let name = operand_name(k, self.num_outputs);
+                    let d = t.dtype.ok_or_else(|| {
+                        Error::invalid(format!("compute_types: {name} has no dtype"))
+                    })?;
+                    if d.element_size() != t.element_size {
+                        return Err(Error::invalid(format!(
+                            "compute_types: {name} is {d} ({} bytes) but has element size {}",
+                            d.element_size(),
+                            t.element_size
+                        )));
+                    }
+                    Some(d)
+                }
                 None => None,
             };
             slots.push(types::Slot {
@@ -913,6 +921,39 @@ mod tests {
         // 0-dim operands: an empty iteration shape.
         let p = plan(&[(vec![], vec![])], IterOptions::default());
         assert!(p.shape.is_empty() && p.broadcast_shape.is_empty());
+    }
+
+    #[test]
+    fn typed_builds_allocate_the_common_dtype_and_check_element_sizes() {
+        use crate::dtype::DType;
+        use crate::iter::TypeConfig;
+        let promoting = TypeConfig {
+            promote_inputs_to_common_dtype: true,
+            check_all_same_dtype: false,
+            ..TypeConfig::default()
+        };
+        let (p, t) = TensorIteratorConfig::<i64>::new()
+            .types(promoting.clone())
+            .add_undefined_output(1)
+            .add_input(TensorSpec::typed(vec![2, 3], vec![1, 2], DType::I32))
+            .add_input(TensorSpec::typed(vec![2, 3], vec![3, 1], DType::F64))
+            .build_typed()
+            .unwrap();
+        let t = t.unwrap();
+        assert_eq!(t.common_dtype, Some(DType::F64));
+        assert_eq!(t.promoted_inputs, vec![0]);
+        // The int32 input is read as a float64 copy with empty_like strides (its own
+        // transposed ones, being dense), so the output follows it; 8-byte elements.
+        assert_eq!(p.output_strides[0], vec![1, 2]);
+        assert_eq!(p.operands[0].element_size, 8);
+        let mut bad = TensorSpec::typed(vec![2], vec![1], DType::F32);
+        bad.element_size = 8;
+        let e = TensorIteratorConfig::<i64>::new()
+            .types(promoting)
+            .add_undefined_output(1)
+            .add_input(bad)
+            .build();
+        assert!(matches!(e, Err(Error::Invalid { .. })), "{e:?}");
     }
 
     #[test]

@@ -20,11 +20,21 @@
 //! than the result type, Python numbers and a `uint8` condition are copies in PyTorch
 //! (`t.to(dtype)`, with `empty_like` strides), which changes what the output's layout follows;
 //! [`OpPlan::inputs`] holds exactly what the iterator saw.
+//!
+//! # Execution
+//! [`call`] runs a planned call on [`AnyTensor`]s: converted inputs are materialized with the
+//! layout the plan assumed (PyTorch's CPU path converts inputs the same way), and the kernel
+//! (one typed map per op and computation dtype, `kernels.rs`, over `kernel::execute_map*`)
+//! writes the output, or a temporary copied into an output of another dtype. The kernels
+//! validate every plan against the real storages before touching memory.
 
 mod call;
+mod exec;
+mod kernels;
 mod reference;
 mod table;
 
 pub use call::{plan_op, scalar_dtype, Arg, Dest, OpPlan};
+pub use exec::{call, run_kernel_f32, AnyElement, AnyTensor, Input, Output};
 pub use reference::narrow;
 pub use table::{Op, OpDef, Promotion, TABLE};
