@@ -4,6 +4,7 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use std::time::Duration;
 use symstride::kernel::{self, ExecConfig};
+use symstride::reduce::{Amax, Dims, Sum};
 use symstride::tensor::{MemoryFormat, Tensor};
 
 fn tensor(sizes: &[i64], seed: u64) -> Tensor<f32> {
@@ -82,6 +83,30 @@ fn kernels(c: &mut Criterion) {
     g.bench_function("add_small_dispatch", |bn| {
         bn.iter(|| black_box(kernel::add(black_box(&s1), black_box(&s2)).unwrap()))
     });
+
+    // Reductions: throughput is the input read once.
+    let x = tensor(&[65536, 256], 11);
+    let (last, outer) = (
+        kernel::ReduceArgs::new(Dims::One(-1)),
+        kernel::ReduceArgs::new(Dims::One(0)),
+    );
+    g.throughput(Throughput::Bytes(4 * n16));
+    g.bench_function("sum_lastdim_16M", |bn| {
+        bn.iter(|| black_box(kernel::reduce(&x, Sum, &last, &cfg).unwrap()))
+    });
+    g.bench_function("sum_outer_16M", |bn| {
+        bn.iter(|| black_box(kernel::reduce(&x, Sum, &outer, &cfg).unwrap()))
+    });
+    drop(x);
+    let xcl = tensor(&[32, 64, 56, 56], 12)
+        .to(MemoryFormat::ChannelsLast)
+        .unwrap();
+    let hw = kernel::ReduceArgs::new(Dims::List(vec![2, 3]));
+    g.throughput(Throughput::Bytes(4 * 32 * 64 * 56 * 56));
+    g.bench_function("amax_cl_6M", |bn| {
+        bn.iter(|| black_box(kernel::reduce(&xcl, Amax, &hw, &cfg).unwrap()))
+    });
+    drop(xcl);
 
     let src = vec![1f32; 1 << 24];
     let mut dst = vec![0f32; 1 << 24];

@@ -67,7 +67,7 @@ fn layout() -> impl Strategy<Value = Layout> {
     // Occasionally one long dim, to reach multi-leaf rows, row cascades and split reductions.
     let long = (1usize..=3).prop_flat_map(|rank| {
         (
-            prop::collection::vec(1i64..=3, rank),
+            prop::collection::vec(1i64..=6, rank),
             0..rank,
             300i64..=1300,
         )
@@ -77,7 +77,7 @@ fn layout() -> impl Strategy<Value = Layout> {
                 (s, r)
             })
     });
-    prop_oneof![4 => small, 1 => long].prop_flat_map(|(sizes, rank)| {
+    prop_oneof![3 => small, 2 => long].prop_flat_map(|(sizes, rank)| {
         (
             Just(sizes),
             Just(rank).prop_shuffle_order(),

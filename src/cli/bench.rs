@@ -8,6 +8,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 use symstride::kernel::{self, ExecConfig};
+use symstride::reduce::{Amax, Dims, Sum};
 use symstride::tensor::{MemoryFormat, Tensor};
 use symstride::{Error, Result};
 
@@ -200,6 +201,45 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
                 for _ in 0..10 {
                     black_box(symstride::aot::compile_seed_spec()?);
                 }
+                Ok(())
+            }),
+        });
+    }
+    {
+        // Reductions: bytes are the input read once (plus the small result), so "vs copy"
+        // is the time to read the input at the parallel copy bandwidth over the measured time.
+        let args_last = kernel::ReduceArgs::new(Dims::One(-1));
+        let args_outer = kernel::ReduceArgs::new(Dims::One(0));
+        let x = tensor(&[65536, 256], 12)?;
+        let (xl, c) = (x.clone(), cfg.clone());
+        v.push(Scenario {
+            name: "sum_lastdim_16M",
+            bytes: (n16 + 65536.0) * F,
+            inner: 1,
+            run: Box::new(move || {
+                black_box(kernel::reduce(&xl, Sum, &args_last, &c)?);
+                Ok(())
+            }),
+        });
+        let c = cfg.clone();
+        v.push(Scenario {
+            name: "sum_outer_16M",
+            bytes: (n16 + 256.0) * F,
+            inner: 1,
+            run: Box::new(move || {
+                black_box(kernel::reduce(&x, Sum, &args_outer, &c)?);
+                Ok(())
+            }),
+        });
+        let xcl = tensor(&[32, 64, 56, 56], 13)?.to(MemoryFormat::ChannelsLast)?;
+        let args_hw = kernel::ReduceArgs::new(Dims::List(vec![2, 3]));
+        let c = cfg.clone();
+        v.push(Scenario {
+            name: "amax_cl_6M",
+            bytes: (ncl + 32.0 * 64.0) * F,
+            inner: 1,
+            run: Box::new(move || {
+                black_box(kernel::reduce(&xcl, Amax, &args_hw, &c)?);
                 Ok(())
             }),
         });

@@ -12,6 +12,9 @@
 //! * **Tensor ops** ([`map1`]/[`map2`]/[`map3`] and `_out` variants, [`add`], [`where_`],
 //!   [`addcmul`], `Tensor::copy_`, `contiguous`, `to`, `deep_clone`, `cast`): broadcast,
 //!   allocate the output with TensorIterator's layout rule, build the plan, execute.
+//! * **Reductions** ([`reduce`], [`execute_reduction`]): a [`crate::reduce::Reducer`] over the
+//!   plan of [`crate::iter::reduction_plan`] (reduced dims innermost); see the `reduce`
+//!   module of this directory for the inner/outer/split strategies and the accuracy of sums.
 //! * **User element functions**: implement [`Map1`]/[`Map2`]/[`Map3`] (or pass a closure). The
 //!   optional `contiguous` method is a vectorized body for contiguous, non-aliasing rows.
 //!

@@ -433,8 +433,14 @@ fn reduce_range<T: Copy, R: Reducer<T>>(
     k1: usize,
 ) -> R::Acc {
     let comb = |a, b| r.combine(a, b);
-    let mut c = Cascade::new();
     let (n0, s0) = geo.red[0];
+    if s0 == 1 && k1 - k0 <= LEAF && k0 % n0 + (k1 - k0) <= n0 {
+        // One short contiguous run (e.g. a row of a last-dim sum): a single leaf.
+        // SAFETY: k0 < K and the run stays within one row of validated elements.
+        let xs = unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(k0)), k1 - k0) };
+        return leaf(r, xs, k0 as i64);
+    }
+    let mut c = Cascade::new();
     let mut k = k0;
     while k < k1 {
         let len = (n0 - k % n0).min(k1 - k);
