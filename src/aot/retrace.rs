@@ -32,10 +32,11 @@
 
 use super::spec::Spec;
 use super::specialization::Specialization;
-use super::trace::trace;
+use super::trace::{trace_parts, Traced};
 use crate::error::{Error, Result};
 use crate::iter::Plan;
 use crate::sym::{decide_under_by_cases, Bindings, BoolExpr, Expr, Guard, Symbol};
+use std::rc::Rc;
 
 /// At most this many traces per specialization (the first, plus those of split regions).
 const MAX_TRACES: usize = 32;
@@ -64,7 +65,7 @@ struct Verifier<'a> {
     spec: &'a Spec,
     stored: &'a Specialization,
     /// Traces made so far (point, trace), reused when a region contains their point.
-    traces: Vec<Specialization>,
+    traces: Vec<Rc<Traced>>,
     budget: usize,
 }
 
@@ -97,11 +98,12 @@ impl Verifier<'_> {
         }
         if self.budget == 0 {
             return Err(reject(format!(
- "the stored guards do not imply the traced guard `{}` ({}) of a trace at {}: a guard was weakened or removed",
- g.cond,
- g.reason,
- fmt_point(self.spec, &t.traced_at)
- )));
+                "the stored guards do not imply the traced guard `{}` ({}) of a trace at {}: \
+                 a guard was weakened or removed",
+                g.cond,
+                g.reason,
+                fmt_point(self.spec, &t.traced_at)
+            )));
         }
         let mut with = facts.clone();
         with.push(g.cond.clone());
@@ -114,17 +116,13 @@ impl Verifier<'_> {
     /// A trace at a point of the region: a previous one when its point lies there, else a
     /// new one at the stored trace point or a probe point.
     /// `None` when the region is provably empty (nothing to verify).
-    fn trace_in(
-        &mut self,
-        facts: &[&BoolExpr],
-        why: Option<&Guard>,
-    ) -> Result<Option<Specialization>> {
+    fn trace_in(&mut self, facts: &[&BoolExpr], why: Option<&Guard>) -> Result<Option<Rc<Traced>>> {
         if let Some(t) = self
             .traces
             .iter()
             .find(|t| holds(self.spec, facts, &t.traced_at))
         {
-            return Ok(Some(t.clone()));
+            return Ok(Some(Rc::clone(t)));
         }
         let point = if holds(self.spec, facts, &self.stored.traced_at) {
             Some(self.stored.traced_at.clone())
@@ -136,15 +134,17 @@ impl Verifier<'_> {
                 return Ok(None);
             }
             return Err(match why {
- Some(g) => reject(format!(
- "the stored guards do not imply the traced guard `{}` ({}), and no binding was found to verify what they admit beyond it: a guard was weakened or removed",
- g.cond, g.reason
- )),
- None => reject(format!(
- "no binding found to re-trace the region {{{}}} (cannot verify)",
- describe(facts)
- )),
- });
+                Some(g) => reject(format!(
+                    "the stored guards do not imply the traced guard `{}` ({}), and no \
+                     binding was found to verify what they admit beyond it: a guard was \
+                     weakened or removed",
+                    g.cond, g.reason
+                )),
+                None => reject(format!(
+                    "no binding found to re-trace the region {{{}}} (cannot verify)",
+                    describe(facts)
+                )),
+            });
         };
         if self.budget == 0 {
             return Err(reject(format!(
@@ -153,13 +153,14 @@ impl Verifier<'_> {
             )));
         }
         self.budget -= 1;
-        let t = trace(self.spec, &point).map_err(|e| {
+        let t = trace_parts(self.spec, &point).map_err(|e| {
             reject(format!(
                 "re-tracing at {} failed: {e}",
                 fmt_point(self.spec, &point)
             ))
         })?;
-        self.traces.push(t.clone());
+        let t = Rc::new(t);
+        self.traces.push(Rc::clone(&t));
         Ok(Some(t))
     }
 }
@@ -253,8 +254,9 @@ fn describe(facts: &[&BoolExpr]) -> String {
 fn in_region(e: Error, why: Option<&Guard>) -> Error {
     match (e, why) {
         (Error::Artifact { message }, Some(g)) => reject(format!(
- "the stored guards admit bindings where the traced guard `{}` ({}) fails, and there {message}: a guard was weakened or removed",
- g.cond, g.reason
+            "the stored guards admit bindings where the traced guard `{}` ({}) fails, and \
+             there {message}: a guard was weakened or removed",
+            g.cond, g.reason
         )),
         (e, _) => e,
     }
