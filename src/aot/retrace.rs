@@ -165,6 +165,19 @@ impl Verifier<'_> {
     }
 }
 
+/// Adds `f` to `facts`, a conjunction as its parts (so that a disjunction nested in it
+/// becomes a fact of its own, which [`empty_by_cases`] can take apart).
+fn push_flat(facts: &mut Vec<BoolExpr>, f: &BoolExpr) {
+    match f.conjuncts() {
+        Some(parts) => parts.iter().for_each(|p| push_flat(facts, p)),
+        None => {
+            if !facts.contains(f) {
+                facts.push(f.clone())
+            }
+        }
+    }
+}
+
 /// `goal` follows from `facts` (sizes >= 0): structurally (the fast path: the trace's
 /// own simplified guard is stored as is), or proved.
 fn implied(spec: &Spec, facts: &[&BoolExpr], goal: &BoolExpr) -> bool {
@@ -180,13 +193,81 @@ fn implied(spec: &Spec, facts: &[&BoolExpr], goal: &BoolExpr) -> bool {
 
 /// Some fact's negation follows from the others: no binding satisfies them all.
 fn provably_empty(spec: &Spec, facts: &[&BoolExpr]) -> bool {
-    (0..facts.len()).any(|i| {
-        let others: Vec<&BoolExpr> = (0..facts.len())
+    empty_by_cases(spec, facts, 3)
+}
+
+/// [`provably_empty`]: constants substituted (`c == 1` makes `b < c` read `b < 1`), a fact
+/// that becomes false, a fact whose negation the others imply, or a disjunction every
+/// branch of which is empty (at most `depth` nested splits).
+fn empty_by_cases(spec: &Spec, facts: &[&BoolExpr], depth: usize) -> bool {
+    let facts = substitute_constants(facts);
+    if facts.iter().any(|f| f.as_const() == Some(false)) {
+        return true;
+    }
+    let refs: Vec<&BoolExpr> = facts.iter().collect();
+    let contradicted = (0..refs.len()).any(|i| {
+        let others: Vec<&BoolExpr> = (0..refs.len())
             .filter(|&j| j != i)
-            .map(|j| facts[j])
+            .map(|j| refs[j])
             .collect();
-        decide(spec, &others, &facts[i].not()) == Some(true)
+        decide(spec, &others, &refs[i].not()) == Some(true)
+    });
+    if contradicted || depth == 0 {
+        return contradicted;
+    }
+    let Some(i) = refs.iter().position(|f| f.disjuncts().is_some()) else {
+        return false;
+    };
+    refs[i].disjuncts().unwrap_or_default().iter().all(|d| {
+        let mut sub: Vec<BoolExpr> = Vec::new();
+        for (j, f) in refs.iter().enumerate() {
+            if j != i {
+                push_flat(&mut sub, f);
+            }
+        }
+        push_flat(&mut sub, d);
+        let sub_refs: Vec<&BoolExpr> = sub.iter().collect();
+        empty_by_cases(spec, &sub_refs, depth - 1)
     })
+}
+
+/// Substitutes every symbol a fact pins to a constant (`s == k`) into all facts.
+fn substitute_constants(facts: &[&BoolExpr]) -> Vec<BoolExpr> {
+    let mut pinned: Vec<(Symbol, i64)> = Vec::new();
+    for f in facts {
+        if let Some((crate::sym::Rel::Eq, p)) = f.as_cmp() {
+            if let Some(terms) = p.polynomial_terms() {
+                // `c*s + k == 0` with c = ±1 (terms in either order), or `c*s == 0`.
+                let (mut sym, mut coef, mut k, mut other) = (None, 0, 0, false);
+                for (c, fs) in &terms {
+                    match fs.as_slice() {
+                        [(x, 1)] if sym.is_none() => (sym, coef) = (Some(x.clone()), *c),
+                        [] => k = *c,
+                        _ => other = true,
+                    }
+                }
+                if let (Some(x), false) = (sym, other) {
+                    if coef == 1 || coef == -1 {
+                        pinned.push((x, -k * coef));
+                    } else if k == 0 && coef != 0 {
+                        pinned.push((x, 0));
+                    }
+                }
+            }
+        }
+    }
+    if pinned.is_empty() {
+        return facts.iter().map(|f| (*f).clone()).collect();
+    }
+    let sub = |e: &Expr| {
+        e.substitute(&|s: &Symbol| {
+            pinned
+                .iter()
+                .find(|(p, _)| p == s)
+                .map(|(_, v)| Expr::constant(*v))
+        })
+    };
+    facts.iter().map(|f| f.map_exprs(&sub)).collect()
 }
 
 /// Decides `goal` under `facts`: lower bounds from the facts, factors the bounds make
