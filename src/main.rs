@@ -64,6 +64,12 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // A reader that stopped early (`| head`): quiet, like the panic hook above.
+        Err(symstride::Error::Io { path, message })
+            if path == "<stdout>" && message.contains("Broken pipe") =>
+        {
+            ExitCode::from(141)
+        }
         Err(e) => {
             eprintln!("symstride: error: {e}");
             ExitCode::FAILURE

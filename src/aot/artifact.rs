@@ -181,9 +181,12 @@ impl Artifact {
         if raw.specializations.is_empty() {
             return Err(art("no specializations"));
         }
-        let specializations = raw
+        // Each specialization is verified on its own (a re-trace each): in parallel, then
+        // the first failure in order is reported.
+        use rayon::prelude::*;
+        let loaded: Vec<Result<Specialization>> = raw
             .specializations
-            .into_iter()
+            .into_par_iter()
             .enumerate()
             .map(|(k, s)| {
                 load_specialization(&spec, s).map_err(|e| match e {
@@ -191,7 +194,8 @@ impl Artifact {
                     e => art(format!("specialization {k}: {e}")),
                 })
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
+        let specializations = loaded.into_iter().collect::<Result<Vec<_>>>()?;
         // A compile always traces at the hints first: an artifact none of whose
         // specializations admits them has lost one.
         let mut admitted = false;

@@ -32,10 +32,11 @@
 
 use super::spec::Spec;
 use super::specialization::Specialization;
-use super::trace::trace;
+use super::trace::{trace_parts, Traced};
 use crate::error::{Error, Result};
 use crate::iter::Plan;
 use crate::sym::{decide_under_by_cases, Bindings, BoolExpr, Expr, Guard, Symbol};
+use std::rc::Rc;
 
 /// At most this many traces per specialization (the first, plus those of split regions).
 const MAX_TRACES: usize = 32;
@@ -64,7 +65,7 @@ struct Verifier<'a> {
     spec: &'a Spec,
     stored: &'a Specialization,
     /// Traces made so far (point, trace), reused when a region contains their point.
-    traces: Vec<Specialization>,
+    traces: Vec<Rc<Traced>>,
     budget: usize,
 }
 
@@ -97,11 +98,12 @@ impl Verifier<'_> {
         }
         if self.budget == 0 {
             return Err(reject(format!(
- "the stored guards do not imply the traced guard `{}` ({}) of a trace at {}: a guard was weakened or removed",
- g.cond,
- g.reason,
- fmt_point(self.spec, &t.traced_at)
- )));
+                "the stored guards do not imply the traced guard `{}` ({}) of a trace at {}: \
+                 a guard was weakened or removed",
+                g.cond,
+                g.reason,
+                fmt_point(self.spec, &t.traced_at)
+            )));
         }
         let mut with = facts.clone();
         with.push(g.cond.clone());
@@ -114,17 +116,13 @@ impl Verifier<'_> {
     /// A trace at a point of the region: a previous one when its point lies there, else a
     /// new one at the stored trace point or a probe point.
     /// `None` when the region is provably empty (nothing to verify).
-    fn trace_in(
-        &mut self,
-        facts: &[&BoolExpr],
-        why: Option<&Guard>,
-    ) -> Result<Option<Specialization>> {
+    fn trace_in(&mut self, facts: &[&BoolExpr], why: Option<&Guard>) -> Result<Option<Rc<Traced>>> {
         if let Some(t) = self
             .traces
             .iter()
             .find(|t| holds(self.spec, facts, &t.traced_at))
         {
-            return Ok(Some(t.clone()));
+            return Ok(Some(Rc::clone(t)));
         }
         let point = if holds(self.spec, facts, &self.stored.traced_at) {
             Some(self.stored.traced_at.clone())
@@ -136,15 +134,17 @@ impl Verifier<'_> {
                 return Ok(None);
             }
             return Err(match why {
- Some(g) => reject(format!(
- "the stored guards do not imply the traced guard `{}` ({}), and no binding was found to verify what they admit beyond it: a guard was weakened or removed",
- g.cond, g.reason
- )),
- None => reject(format!(
- "no binding found to re-trace the region {{{}}} (cannot verify)",
- describe(facts)
- )),
- });
+                Some(g) => reject(format!(
+                    "the stored guards do not imply the traced guard `{}` ({}), and no \
+                     binding was found to verify what they admit beyond it: a guard was \
+                     weakened or removed",
+                    g.cond, g.reason
+                )),
+                None => reject(format!(
+                    "no binding found to re-trace the region {{{}}} (cannot verify)",
+                    describe(facts)
+                )),
+            });
         };
         if self.budget == 0 {
             return Err(reject(format!(
@@ -153,14 +153,28 @@ impl Verifier<'_> {
             )));
         }
         self.budget -= 1;
-        let t = trace(self.spec, &point).map_err(|e| {
+        let t = trace_parts(self.spec, &point).map_err(|e| {
             reject(format!(
                 "re-tracing at {} failed: {e}",
                 fmt_point(self.spec, &point)
             ))
         })?;
-        self.traces.push(t.clone());
+        let t = Rc::new(t);
+        self.traces.push(Rc::clone(&t));
         Ok(Some(t))
+    }
+}
+
+/// Adds `f` to `facts`, a conjunction as its parts (so that a disjunction nested in it
+/// becomes a fact of its own, which [`empty_by_cases`] can take apart).
+fn push_flat(facts: &mut Vec<BoolExpr>, f: &BoolExpr) {
+    match f.conjuncts() {
+        Some(parts) => parts.iter().for_each(|p| push_flat(facts, p)),
+        None => {
+            if !facts.contains(f) {
+                facts.push(f.clone())
+            }
+        }
     }
 }
 
@@ -179,13 +193,81 @@ fn implied(spec: &Spec, facts: &[&BoolExpr], goal: &BoolExpr) -> bool {
 
 /// Some fact's negation follows from the others: no binding satisfies them all.
 fn provably_empty(spec: &Spec, facts: &[&BoolExpr]) -> bool {
-    (0..facts.len()).any(|i| {
-        let others: Vec<&BoolExpr> = (0..facts.len())
+    empty_by_cases(spec, facts, 3)
+}
+
+/// [`provably_empty`]: constants substituted (`c == 1` makes `b < c` read `b < 1`), a fact
+/// that becomes false, a fact whose negation the others imply, or a disjunction every
+/// branch of which is empty (at most `depth` nested splits).
+fn empty_by_cases(spec: &Spec, facts: &[&BoolExpr], depth: usize) -> bool {
+    let facts = substitute_constants(facts);
+    if facts.iter().any(|f| f.as_const() == Some(false)) {
+        return true;
+    }
+    let refs: Vec<&BoolExpr> = facts.iter().collect();
+    let contradicted = (0..refs.len()).any(|i| {
+        let others: Vec<&BoolExpr> = (0..refs.len())
             .filter(|&j| j != i)
-            .map(|j| facts[j])
+            .map(|j| refs[j])
             .collect();
-        decide(spec, &others, &facts[i].not()) == Some(true)
+        decide(spec, &others, &refs[i].not()) == Some(true)
+    });
+    if contradicted || depth == 0 {
+        return contradicted;
+    }
+    let Some(i) = refs.iter().position(|f| f.disjuncts().is_some()) else {
+        return false;
+    };
+    refs[i].disjuncts().unwrap_or_default().iter().all(|d| {
+        let mut sub: Vec<BoolExpr> = Vec::new();
+        for (j, f) in refs.iter().enumerate() {
+            if j != i {
+                push_flat(&mut sub, f);
+            }
+        }
+        push_flat(&mut sub, d);
+        let sub_refs: Vec<&BoolExpr> = sub.iter().collect();
+        empty_by_cases(spec, &sub_refs, depth - 1)
     })
+}
+
+/// Substitutes every symbol a fact pins to a constant (`s == k`) into all facts.
+fn substitute_constants(facts: &[&BoolExpr]) -> Vec<BoolExpr> {
+    let mut pinned: Vec<(Symbol, i64)> = Vec::new();
+    for f in facts {
+        if let Some((crate::sym::Rel::Eq, p)) = f.as_cmp() {
+            if let Some(terms) = p.polynomial_terms() {
+                // `c*s + k == 0` with c = ±1 (terms in either order), or `c*s == 0`.
+                let (mut sym, mut coef, mut k, mut other) = (None, 0, 0, false);
+                for (c, fs) in &terms {
+                    match fs.as_slice() {
+                        [(x, 1)] if sym.is_none() => (sym, coef) = (Some(x.clone()), *c),
+                        [] => k = *c,
+                        _ => other = true,
+                    }
+                }
+                if let (Some(x), false) = (sym, other) {
+                    if coef == 1 || coef == -1 {
+                        pinned.push((x, -k * coef));
+                    } else if k == 0 && coef != 0 {
+                        pinned.push((x, 0));
+                    }
+                }
+            }
+        }
+    }
+    if pinned.is_empty() {
+        return facts.iter().map(|f| (*f).clone()).collect();
+    }
+    let sub = |e: &Expr| {
+        e.substitute(&|s: &Symbol| {
+            pinned
+                .iter()
+                .find(|(p, _)| p == s)
+                .map(|(_, v)| Expr::constant(*v))
+        })
+    };
+    facts.iter().map(|f| f.map_exprs(&sub)).collect()
 }
 
 /// Decides `goal` under `facts`: lower bounds from the facts, factors the bounds make
@@ -253,8 +335,9 @@ fn describe(facts: &[&BoolExpr]) -> String {
 fn in_region(e: Error, why: Option<&Guard>) -> Error {
     match (e, why) {
         (Error::Artifact { message }, Some(g)) => reject(format!(
- "the stored guards admit bindings where the traced guard `{}` ({}) fails, and there {message}: a guard was weakened or removed",
- g.cond, g.reason
+            "the stored guards admit bindings where the traced guard `{}` ({}) fails, and \
+             there {message}: a guard was weakened or removed",
+            g.cond, g.reason
         )),
         (e, _) => e,
     }

@@ -261,15 +261,6 @@ impl Spec {
                                 )));
                             }
                         }
-                        for s in e.symbols() {
-                            if e.as_symbol().is_none()
-                                && !syms.names.iter().any(|n| n == s.as_str())
-                            {
-                                return Err(spec_err(format!(
-                                    "input {i} stride {d}: symbol `{s}` in `{e}` is neither a size nor a whole stride, so it cannot be bound from concrete tensors"
-                                )));
-                            }
-                        }
                         if let Some(s) = e.as_symbol() {
                             syms.index(s.as_str());
                         }
@@ -280,15 +271,16 @@ impl Spec {
             };
             inputs.push(InputSpec { sizes, strides });
         }
-        // A symbol that first appeared as a bare stride may be used inside another stride
-        // expression before it: check the free symbols again against the final table.
+        // Every symbol of a stride expression must be bindable: a size, or a whole stride
+        // somewhere in the spec. Checked once all whole strides are known, so the order of
+        // the strides does not matter (`["s*b", "s"]` is `["s", "s*b"]`).
         for (i, inp) in inputs.iter().enumerate() {
             if let StrideSpec::Exprs(es) = &inp.strides {
                 for (d, e) in es.iter().enumerate() {
                     for s in e.symbols() {
                         if !syms.names.iter().any(|n| n == s.as_str()) {
                             return Err(spec_err(format!(
-                                "input {i} stride {d}: unknown symbol `{s}`"
+                                "input {i} stride {d}: symbol `{s}` in `{e}` is neither a size nor a whole stride, so it cannot be bound from concrete tensors"
                             )));
                         }
                     }

@@ -37,6 +37,20 @@ fn range_reason(name: &str) -> String {
 /// `SymInt`s, returning the guards it recorded (plus the symbols' range assumptions) and the
 /// plan as expressions.
 pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
+    let t = trace_parts(spec, at)?;
+    Specialization::new(spec, t.traced_at, t.guards, t.plan)
+}
+
+/// A trace's guards and plan, not yet compiled into a [`Specialization`] (the loader's
+/// verification compares them and needs nothing more).
+pub(crate) struct Traced {
+    pub(crate) traced_at: Vec<i64>,
+    pub(crate) guards: Vec<Guard>,
+    pub(crate) plan: Plan<Expr>,
+}
+
+/// [`trace`] without compiling the result.
+pub(crate) fn trace_parts(spec: &Spec, at: &[i64]) -> Result<Traced> {
     if at.len() != spec.symbols.len() {
         return Err(Error::invalid(format!(
             "trace point has {} values for {} symbols",
@@ -87,7 +101,11 @@ pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
     let mins: Vec<i64> = at.iter().map(|&v| symbol_min(v)).collect();
     let guards = super::guards::simplify_guards(&spec.symbols, &mins, guards, n_range);
     let plan: Plan<Expr> = plan.try_map(|s| Ok::<_, Error>(s.expr().clone()))?;
-    Specialization::new(spec, at.to_vec(), guards, plan)
+    Ok(Traced {
+        traced_at: at.to_vec(),
+        guards,
+        plan,
+    })
 }
 
 /// The concrete (eager) plan of `spec` at symbol values `values`: what a fresh `i64`

@@ -7,8 +7,11 @@ use symstride::{Error, Result};
 /// Arguments of `symstride compile`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The spec file (one spec object).
+    /// The spec file: one spec object, or an array of specs (then pick one with --name).
     pub spec: std::path::PathBuf,
+    /// The spec to compile from a file holding an array of specs (matched on `name`).
+    #[arg(long)]
+    pub name: Option<String>,
     /// Output artifact path.
     #[arg(short, long)]
     pub output: std::path::PathBuf,
@@ -20,13 +23,68 @@ pub struct Args {
     pub no_zero: bool,
 }
 
+/// The spec of `text`: the object itself, or the one named `name` of an array of specs.
+fn pick_spec(text: &str, name: Option<&str>, path: &std::path::Path) -> Result<Spec> {
+    let v: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        // Not JSON: let the spec parser report it (with line and column).
+        Err(_) => return Spec::from_json(text),
+    };
+    let names = |items: &[serde_json::Value]| -> Vec<String> {
+        items
+            .iter()
+            .map(|s| {
+                s.get("name")
+                    .and_then(|n| n.as_str())
+                    .unwrap_or("(unnamed)")
+                    .to_string()
+            })
+            .collect()
+    };
+    match (&v, name) {
+        (serde_json::Value::Array(items), None) => Err(Error::invalid(format!(
+            "{} holds an array of {} specs ({}); pick one with --name NAME",
+            path.display(),
+            items.len(),
+            names(items).join(", ")
+        ))),
+        (serde_json::Value::Array(items), Some(n)) => {
+            let found = items
+                .iter()
+                .find(|s| s.get("name").and_then(|x| x.as_str()) == Some(n));
+            match found {
+                Some(s) => Spec::from_value(s),
+                None => Err(Error::invalid(format!(
+                    "{} has no spec named `{n}` (it has: {})",
+                    path.display(),
+                    names(items).join(", ")
+                ))),
+            }
+        }
+        (_, Some(n)) => {
+            let spec = Spec::from_value(&v)?;
+            if spec.name.as_deref() != Some(n) {
+                return Err(Error::invalid(format!(
+                    "{} holds one spec, named {}, not `{n}`",
+                    path.display(),
+                    spec.name
+                        .as_deref()
+                        .map_or("nothing".into(), |s| format!("`{s}`"))
+                )));
+            }
+            Ok(spec)
+        }
+        (_, None) => Spec::from_value(&v),
+    }
+}
+
 /// Runs the subcommand.
 pub fn run(args: Args) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.spec).map_err(|e| Error::Io {
         path: args.spec.display().to_string(),
         message: e.to_string(),
     })?;
-    let spec = Spec::from_json(&text).map_err(|e| match e {
+    let spec = pick_spec(&text, args.name.as_deref(), &args.spec).map_err(|e| match e {
         Error::Parse { what, message } => Error::Parse {
             what: format!("{what} {}", args.spec.display()),
             message,
@@ -48,7 +106,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         spec.name.as_deref().unwrap_or("spec"),
         spec.op,
         spec.inputs.len(),
-        spec.symbols.join(", "),
+        if spec.symbols.is_empty() {
+            "none".to_string()
+        } else {
+            spec.symbols.join(", ")
+        },
         elapsed.as_secs_f64() * 1e3,
         if n == 1 { "" } else { "s" },
         args.output.display()

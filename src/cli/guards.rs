@@ -28,7 +28,11 @@ pub fn describe(a: &Artifact) -> String {
         "{} ({}), symbols {}: {} specialization{}",
         spec.name.as_deref().unwrap_or("spec"),
         spec.op,
-        spec.symbols.join(", "),
+        if spec.symbols.is_empty() {
+            "none".to_string()
+        } else {
+            spec.symbols.join(", ")
+        },
         a.specializations.len(),
         if a.specializations.len() == 1 {
             ""
@@ -50,7 +54,11 @@ pub fn describe(a: &Artifact) -> String {
         let _ = writeln!(
             s,
             "specialization {k} (traced at {}): output strides [{}]",
-            at.join(","),
+            if at.is_empty() {
+                "no symbols".to_string()
+            } else {
+                at.join(",")
+            },
             out.join(", ")
         );
         if sp.guards.is_empty() {
