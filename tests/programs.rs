@@ -53,7 +53,8 @@ fn traced_answer(p: &Program, t: &ProgramTrace, b: &Bindings) -> Value {
 /// For every public program: one trace at the hints; at every row binding the guards admit,
 /// the instantiated outputs equal PyTorch's (an error only with PyTorch's category); the
 /// concrete trace equals PyTorch at every row; guards and coverage compared with PyTorch's
-/// and printed (`cargo test --test programs -- --nocapture`).
+/// (at least PyTorch's coverage with at most its number of guards) and printed
+/// (`cargo test --test programs -- --nocapture`).
 #[test]
 fn program_coverage_against_pytorch() {
     let lines = coverage_lines();
@@ -105,6 +106,17 @@ fn program_coverage_against_pytorch() {
             torch_cov,
             ours_s * 1e3,
             torch_s * 1e3
+        );
+        assert!(
+            ours_cov >= torch_cov,
+            "{}: coverage {ours_cov} < PyTorch's {torch_cov}",
+            p.name
+        );
+        assert!(
+            t.guards.len() <= torch_guards,
+            "{}: {} guards > PyTorch's {torch_guards}",
+            p.name,
+            t.guards.len()
         );
         for g in &t.guards.guards {
             println!("    {}    ({})", g.cond, g.reason);

@@ -11,7 +11,9 @@ use crate::iter::TensorSpec;
 use crate::layout::{self, MemoryFormat};
 use crate::op::{self, Arg, Dest};
 use crate::reduce::{reduction_meta, Dims};
-use crate::sym::{Bindings, BoolExpr, Expr, Guard, GuardSet, ShapeEnv, SymInt, SymbolSpec};
+use crate::sym::{
+    decide_under, Bindings, BoolExpr, Expr, Guard, GuardSet, ShapeEnv, SymInt, Symbol, SymbolSpec,
+};
 use crate::view::{SqueezeDims, View};
 use crate::{DType, Error, Int, Result};
 
@@ -462,6 +464,7 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
             reason: format!("{label}: {}", g.reason),
         });
     }
+    let guards = merge_size_one(&p.symbols, drop_implied(&p.symbols, guards));
     let values = match values {
         Ok(vs) => Ok(vs.into_iter().map(map_value).collect()),
         Err(e @ (Error::Overflow { .. } | Error::Limit { .. } | Error::Symbol { .. })) => {
@@ -473,6 +476,46 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
         values,
         guards: GuardSet::from(guards),
     })
+}
+
+/// Drops every guard the remaining ones imply (sizes are non-negative), latest first, so
+/// the conjunction never changes: `t >= 1` goes when a step asked `t >= 2`.
+fn drop_implied(symbols: &[String], mut guards: Vec<Guard>) -> Vec<Guard> {
+    let mins: Vec<(Symbol, i64)> = symbols.iter().map(|s| (Symbol::new(s), 0)).collect();
+    let mut i = guards.len();
+    while i > 0 {
+        i -= 1;
+        let others: Vec<&BoolExpr> = guards
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, g)| &g.cond)
+            .collect();
+        if decide_under(&mins, &others, &guards[i].cond) == Some(true) {
+            guards.remove(i);
+        }
+    }
+    guards
+}
+
+/// Merges a range guard `s >= 1` and a recorded `s != 1` into the equivalent `s >= 2` (one
+/// guard instead of two, as PyTorch's `2 <= s`).
+fn merge_size_one(symbols: &[String], mut guards: Vec<Guard>) -> Vec<Guard> {
+    for s in symbols {
+        let sym = Expr::symbol(s);
+        let range = BoolExpr::ge(&sym, &Expr::constant(1));
+        let not_one = BoolExpr::ne(&sym, &Expr::constant(1));
+        let (Some(r), Some(n)) = (
+            guards.iter().position(|g| g.cond == range),
+            guards.iter().position(|g| g.cond == not_one),
+        ) else {
+            continue;
+        };
+        guards[n].cond = BoolExpr::ge(&sym, &Expr::constant(2));
+        guards[n].reason = format!("{} (with the range `{s}` >= 1)", guards[n].reason);
+        guards.remove(r);
+    }
+    guards
 }
 
 impl ProgramTrace {
@@ -513,6 +556,35 @@ mod tests {
            {"let": "y",  "op": "add",       "args": ["qt", "bias"]},
            {"let": "z",  "op": "sum",       "args": ["y", [-1]], "keepdim": true}],
  "outputs": ["z", "qt"]}"#;
+
+    #[test]
+    fn pruning_and_merging_keep_the_conjunction() {
+        let g = |c: &str| Guard {
+            cond: BoolExpr::parse(c).unwrap(),
+            reason: c.to_string(),
+        };
+        let syms = vec!["a".to_string(), "b".to_string()];
+        let before = vec![
+            g("a >= 1"),
+            g("b >= 1"),
+            g("a != 1"),
+            g("b >= 3"),
+            g("a*b != 1"),
+        ];
+        let after = merge_size_one(&syms, drop_implied(&syms, before.clone()));
+        assert!(after.len() < before.len(), "{after:?}");
+        let (gb, ga) = (GuardSet::from(before), GuardSet::from(after));
+        for a in 0..8 {
+            for b in 0..8 {
+                let bind = Bindings::from_pairs([("a", a), ("b", b)]);
+                assert_eq!(
+                    gb.eval(&bind).unwrap().is_none(),
+                    ga.eval(&bind).unwrap().is_none(),
+                    "a={a} b={b}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn concrete_layouts_of_the_readme_example() {
