@@ -369,11 +369,13 @@ fn program_answers_fail_on_wrong_values_or_category() {
     let cat = format!(
         r#"{{"kind":"program","spec":{spec},"binding":{{"n":2}},"expect":{{"error":"index"}}}}"#
     );
-    let f = TempFile::new("prog", &format!("{good}\n{off}\n{cat}\n"));
+    // A dtype error is static (found when parsing) but answered as PyTorch's category.
+    let dtype = r#"{"kind":"program","spec":{"inputs":[{"name":"m","sizes":["n"],"layout":"contiguous","dtype":"bool"}],"hints":{"n":2},"steps":[{"let":"y","op":"neg","args":["m"]}],"outputs":["y"]},"binding":{"n":3},"expect":{"error":"dtype"}}"#;
+    let f = TempFile::new("prog", &format!("{good}\n{off}\n{cat}\n{dtype}\n"));
     let o = run(&["--check"], &[&f.0]);
     assert_eq!(
         stdout_lines(&o).last().map(String::as_str),
-        Some("1 passed, 2 failed")
+        Some("2 passed, 2 failed")
     );
     assert!(!o.status.success());
 }

@@ -462,7 +462,17 @@ fn reduction_case<E: Engine>(e: &mut E, case: &ReductionCase) -> Result<Expect> 
 /// A `program` case: executed at its binding (layouts from the symbolic trace with
 /// `--symbolic`), answered with every output's layout and values or the error category.
 fn program_case(case: &ProgramCase, symbolic: bool) -> Result<Expect> {
-    let p = Program::from_value(&case.spec)?;
+    let p = match Program::from_value(&case.spec) {
+        Ok(p) => p,
+        // A dtype error is static: PyTorch raises it when the step runs.
+        Err(e @ Error::DType { .. }) => {
+            let mut got = Expect::new();
+            got.insert("error".into(), json!(e.category()));
+            got.insert("message".into(), json!(e.to_string()));
+            return Ok(got);
+        }
+        Err(e) => return Err(e),
+    };
     let b = p.bindings(&case.binding)?;
     program::golden::answer(&p, &b, symbolic)
 }

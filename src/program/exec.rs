@@ -17,6 +17,10 @@ use crate::sym::Bindings;
 use crate::tensor::Scalar;
 use crate::{DType, Error, Result};
 
+/// The largest storage (elements) the step-by-step executor allocates; beyond it a run is
+/// [`Error::Limit`] rather than an allocation failure.
+pub const MAX_ELEMENTS: i64 = 1 << 24;
+
 /// One storage's elements (widened: `f64`, `i64` or `bool` per dtype).
 pub type Data = Vec<Scalar>;
 
@@ -100,6 +104,14 @@ impl Executed {
     /// A new storage for value `me`, filled by `f(index)` over its sizes.
     fn write(&mut self, me: usize, mut f: impl FnMut(&[i64]) -> Result<Scalar>) -> Result<()> {
         let l = self.layouts[me].clone();
+        if l.storage_numel > MAX_ELEMENTS {
+            return Err(Error::Limit {
+                message: format!(
+                    "a storage of {} elements exceeds the reference executor's limit of {MAX_ELEMENTS}",
+                    l.storage_numel
+                ),
+            });
+        }
         let mut data = vec![Scalar::Int(0); l.storage_numel.max(0) as usize];
         for_each_index(&l.sizes, |idx| {
             data[position(&l, idx)] = f(idx)?;

@@ -5,6 +5,7 @@
 //! shadowing, symbols that are no input's size. Op names and arities are read from the
 //! tables ([`crate::op::TABLE`], [`crate::reduce::REDUCTIONS`], [`ViewOp::arity`]).
 
+use super::trace::in_step;
 use crate::aot::Spec;
 use crate::layout::MemoryFormat;
 use crate::op::Op;
@@ -231,6 +232,7 @@ impl Program {
             declare(&step.name, &format!("step {}", k + 1), &mut names)?;
             steps.push(step);
         }
+        static_dtypes(&inputs, &steps)?;
         let outputs = o
             .get("outputs")
             .and_then(Value::as_array)
@@ -308,6 +310,53 @@ impl Program {
         }
         Ok(Bindings::from_pairs(pairs))
     }
+}
+
+/// Dtypes do not depend on sizes, so every dtype error is static (reported as
+/// [`Error::DType`], PyTorch's category, naming the step): each op is planned on
+/// 0-dim stand-ins of its arguments' dtypes (the same [`crate::op::plan_op`] the trace
+/// runs), each reduction asks its table for the result dtype.
+fn static_dtypes(inputs: &[ProgramInput], steps: &[Step]) -> Result<()> {
+    use crate::iter::TensorSpec;
+    use crate::op::Arg;
+    let mut dtypes: Vec<DType> = inputs.iter().map(|i| i.dtype).collect();
+    for st in steps {
+        let of = |a: &StepArg| match a {
+            StepArg::Value(i) => Some(dtypes[*i]),
+            _ => None,
+        };
+        let x = st.args.first().and_then(of).unwrap_or(DType::F32);
+        let dtype = match &st.op {
+            StepOp::View(_) | StepOp::Contiguous | StepOp::Clone => x,
+            StepOp::To => st.dtype.unwrap_or(x),
+            StepOp::Reduce(r) => match r.result_dtype(x) {
+                Ok(d) => d,
+                Err(e) => return Err(in_step(e, &st.label)),
+            },
+            StepOp::Op(op) => {
+                let args: Vec<Arg<i64>> = st
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        StepArg::Number(s) => Arg::Scalar(*s),
+                        a => Arg::Tensor(TensorSpec::typed(
+                            Vec::new(),
+                            Vec::new(),
+                            of(a).unwrap_or(DType::F32),
+                        )),
+                    })
+                    .collect();
+                match crate::op::plan_op(*op, &args, &crate::op::Dest::New) {
+                    Ok(plan) => plan.out_dtype,
+                    Err(e @ Error::DType { .. }) => return Err(in_step(e, &st.label)),
+                    // Anything else depends on the sizes: the trace decides it.
+                    Err(_) => x,
+                }
+            }
+        };
+        dtypes.push(dtype);
+    }
+    Ok(())
 }
 
 fn parse_input(i: usize, v: &Value, symbols: &mut Vec<String>) -> Result<ProgramInput> {
@@ -632,6 +681,28 @@ mod tests {
         rejects(
             &with_step(r#"{"let": "z", "op": "sum", "args": ["y"], "dtype": "int32"}"#),
             "unknown keyword argument `dtype`",
+        );
+        rejects(
+            &with_step(
+                r#"{"let": "z", "op": "neg", "args": ["c"]}, {"let": "c", "op": "gt", "args": ["y", 0]}"#,
+            ),
+            "no value in scope",
+        );
+        rejects(
+            &with_step(
+                r#"{"let": "c", "op": "gt", "args": ["y", 0]}, {"let": "z", "op": "neg", "args": ["c"]}"#,
+            ),
+            "step 5 (neg z = neg(c)): Negation",
+        );
+        rejects(
+            &with_step(
+                r#"{"let": "c", "op": "to", "args": ["y"], "dtype": "int32"}, {"let": "z", "op": "mean", "args": ["c"]}"#,
+            ),
+            "step 5 (mean z = mean(c))",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "where", "args": ["y", "y", 0.5]}"#),
+            "where expected condition",
         );
         rejects(
             &with_step(r#"{"let": "z", "op": "to", "args": ["y"]}"#),
