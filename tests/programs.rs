@@ -157,3 +157,87 @@ proptest! {
         prop_assert!(t.admits(&bind(&hints)).unwrap());
     }
 }
+
+/// One random step applied to the previous value `prev` (menu index `k`).
+fn random_step(k: usize, name: &str, prev: &str, flag: bool) -> Value {
+    use serde_json::json;
+    let (op, args): (&str, Value) = match k {
+        0 => ("transpose", json!([prev, 0, -1])),
+        1 => ("unsqueeze", json!([prev, 0])),
+        2 => ("add", json!([prev, "x"])),
+        3 => ("mul", json!([prev, 2])),
+        4 => ("relu", json!([prev])),
+        5 => ("sum", json!([prev, [-1]])),
+        6 => ("amax", json!([prev, [0]])),
+        7 => ("reshape", json!([prev, [-1]])),
+        8 => ("contiguous", json!([prev])),
+        9 => ("select", json!([prev, 0, 0])),
+        10 => ("narrow", json!([prev, -1, 0, 1])),
+        11 => ("flatten", json!([prev, 0, -1])),
+        12 => ("view", json!([prev, ["a", -1]])),
+        13 => ("expand", json!([prev, [2, -1, -1, -1]])),
+        14 => ("argmax", json!([prev, -1])),
+        _ => ("div", json!([prev, "x"])),
+    };
+    let mut step = json!({"let": name, "op": op, "args": args});
+    if matches!(op, "sum" | "amax" | "argmax") {
+        step["keepdim"] = json!(flag);
+    }
+    if op == "contiguous" && flag {
+        step["memory_format"] = json!("channels_last");
+    }
+    step
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Soundness over random programs (chains of views, ops, reductions and copies over an
+    /// input `x` of sizes `[a, b, c]`, row- or column-major): at random bindings the guards of
+    /// one trace admit, the instantiated trace equals a fresh concrete trace, or both stop
+    /// with the same error category.
+    #[test]
+    fn random_programs_are_sound(
+        menu in proptest::collection::vec((0usize..16, any::<bool>()), 1..6),
+        column_major in any::<bool>(),
+        hints in proptest::collection::vec(0i64..5, 3),
+        points in proptest::collection::vec(proptest::collection::vec(0i64..6, 3), 12),
+    ) {
+        use serde_json::json;
+        let layout = if column_major {
+            json!({"name": "x", "sizes": ["a", "b", "c"], "strides": ["1", "a", "a*b"]})
+        } else {
+            json!({"name": "x", "sizes": ["a", "b", "c"], "layout": "contiguous"})
+        };
+        let mut steps = Vec::new();
+        let mut prev = "x".to_string();
+        for (i, (k, flag)) in menu.iter().enumerate() {
+            let name = format!("v{i}");
+            steps.push(random_step(*k, &name, &prev, *flag));
+            prev = name;
+        }
+        let spec = json!({
+            "inputs": [layout],
+            "hints": {"a": hints[0], "b": hints[1], "c": hints[2]},
+            "steps": steps,
+            "outputs": [prev],
+        });
+        // Static dtype errors (e.g. a reduction of an index tensor to a float-only op) are
+        // rejected at parse time; nothing to trace then.
+        let Ok(p) = Program::from_value(&spec) else { return Ok(()) };
+        let bind = |v: &[i64]| Bindings::from_pairs([("a", v[0]), ("b", v[1]), ("c", v[2])]);
+        let t = trace(&p, &bind(&hints)).unwrap();
+        prop_assert!(t.admits(&bind(&hints)).unwrap());
+        for pt in points.iter().chain([&hints]) {
+            let b = bind(pt);
+            if !t.admits(&b).unwrap() {
+                continue;
+            }
+            match (&t.values, concrete(&p, &b)) {
+                (Ok(_), Ok(c)) => prop_assert_eq!(t.instantiate(&b).unwrap(), c, "{} at {:?}", spec, pt),
+                (Err(te), Err(ce)) => prop_assert_eq!(te.category(), ce.category(), "{} at {:?}", spec, pt),
+                (te, c) => prop_assert!(false, "{spec} at {pt:?}: trace {:?} vs concrete {:?}", te.as_ref().err(), c.err()),
+            }
+        }
+    }
+}

@@ -511,17 +511,30 @@ fn merge_size_one(symbols: &[String], mut guards: Vec<Guard>) -> Vec<Guard> {
         ) else {
             continue;
         };
-        guards[n].cond = BoolExpr::ge(&sym, &Expr::constant(2));
-        guards[n].reason = format!("{} (with the range `{s}` >= 1)", guards[n].reason);
-        guards.remove(r);
+        // The merged guard takes the range guard's (earlier) place: guards that divide by
+        // `s` stay behind the one saying `s` is positive.
+        let reason = format!("{} (with the range `{s}` >= 1)", guards[n].reason);
+        guards[r] = Guard {
+            cond: BoolExpr::ge(&sym, &Expr::constant(2)),
+            reason,
+        };
+        guards.remove(n);
     }
     guards
 }
 
 impl ProgramTrace {
-    /// Whether the guards admit `b`.
+    /// Whether the guards admit `b`: every guard evaluates to true. A guard that cannot be
+    /// evaluated at `b` (a division by a size that is 0 there) does not admit it.
     pub fn admits(&self, b: &Bindings) -> Result<bool> {
-        Ok(self.guards.eval(b)?.is_none())
+        for g in &self.guards.guards {
+            match g.cond.eval(b) {
+                Ok(true) => {}
+                Ok(false) | Err(Error::DivisionByZero { .. }) => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
     }
 
     /// The traced values instantiated at `b` (the caller checks [`Self::admits`]).
