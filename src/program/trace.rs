@@ -600,6 +600,42 @@ mod tests {
     }
 
     #[test]
+    fn copies_follow_pytorch_and_aliases_are_kept() {
+        let p = Program::from_json(
+            r#"{"inputs": [{"name": "x", "sizes": ["n", 3], "layout": "contiguous"}],
+                "hints": {"n": 2},
+                "steps": [{"let": "t", "op": "transpose", "args": ["x", 0, 1]},
+                          {"let": "c1", "op": "clone", "args": ["t"]},
+                          {"let": "c2", "op": "contiguous", "args": ["t"]},
+                          {"let": "c3", "op": "contiguous", "args": ["x"]},
+                          {"let": "f", "op": "to", "args": ["t"], "dtype": "float32"},
+                          {"let": "i", "op": "to", "args": ["t"], "dtype": "int64"},
+                          {"let": "nw", "op": "narrow", "args": ["x", 1, 0, 2]},
+                          {"let": "c4", "op": "clone", "args": ["nw"]},
+                          {"let": "c5", "op": "clone", "args": ["t"], "memory_format": "contiguous"}],
+                "outputs": ["c1"]}"#,
+        )
+        .unwrap();
+        let v = concrete(&p, &p.hint_bindings()).unwrap();
+        let layout = |k: usize| (v[k].strides.clone(), v[k].dtype, v[k].aliases(k));
+        assert_eq!(layout(2), (vec![1, 3], DType::F32, None)); // clone keeps dense strides
+        assert_eq!(layout(3), (vec![2, 1], DType::F32, None)); // contiguous copies
+        assert_eq!(layout(4), (vec![3, 1], DType::F32, Some(0))); // already contiguous: self
+        assert_eq!(layout(5), (vec![1, 3], DType::F32, Some(0))); // same dtype: self
+        assert_eq!(layout(6), (vec![1, 3], DType::I64, None));
+        assert_eq!(layout(8), (vec![2, 1], DType::F32, None)); // not dense: dense strides
+        assert_eq!(layout(9), (vec![2, 1], DType::F32, None));
+        // The symbolic trace agrees at other bindings its guards admit.
+        let t = trace(&p, &p.hint_bindings()).unwrap();
+        for n in 0..6 {
+            let b = Bindings::from_pairs([("n", n)]);
+            if t.admits(&b).unwrap() {
+                assert_eq!(t.instantiate(&b).unwrap(), concrete(&p, &b).unwrap());
+            }
+        }
+    }
+
+    #[test]
     fn concrete_layouts_of_the_readme_example() {
         let p = Program::from_json(HEADS).unwrap();
         let v = concrete(&p, &p.hint_bindings()).unwrap();
