@@ -199,6 +199,17 @@ pub struct ReductionCase {
     pub expect: Expect,
 }
 
+/// A `program` case: a program spec executed at a binding (`programs.jsonl`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ProgramCase {
+    /// The program (the golden "Programs" format).
+    pub spec: serde_json::Value,
+    /// A value per symbol.
+    pub binding: serde_json::Map<String, serde_json::Value>,
+    /// `{"outputs": {...}}` or `{"error": CATEGORY}`.
+    pub expect: Expect,
+}
+
 /// One golden case.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -215,6 +226,8 @@ pub enum Case {
     View(ViewCase),
     /// See [`OpCase`].
     Op(OpCase),
+    /// A program executed at a binding.
+    Program(ProgramCase),
 }
 
 impl Case {
@@ -227,6 +240,7 @@ impl Case {
             Case::Elementwise(c) => &c.expect,
             Case::Op(c) => &c.expect,
             Case::View(c) => &c.expect,
+            Case::Program(c) => &c.expect,
         }
     }
 
@@ -240,6 +254,7 @@ impl Case {
             Case::Elementwise(_) => "elementwise",
             Case::Op(_) => "op",
             Case::View(_) => "view",
+            Case::Program(_) => "program",
         }
     }
 

@@ -27,6 +27,7 @@ pub mod iter;
 pub mod kernel;
 pub mod layout;
 pub mod op;
+pub mod program;
 pub mod reduce;
 pub mod sym;
 pub mod tensor;

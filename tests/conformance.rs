@@ -334,3 +334,48 @@ fn a_wrong_reduction_category_is_a_mismatch() {
         Some("0 passed, 1 failed")
     );
 }
+
+/// Programs (`programs.jsonl`): every program executed at its binding answers PyTorch's
+/// sizes, strides, dtype, storage offset and values of every output (or its error
+/// category), concretely and with the layouts of the symbolic trace.
+#[test]
+fn program_golden_cases_all_pass_in_both_modes() {
+    let path = golden("programs.jsonl");
+    let n = expects(&path).len();
+    assert_eq!(n, 250);
+    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
+        let o = run(mode, &[&path]);
+        let lines = stdout_lines(&o);
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some(format!("{n} passed, 0 failed").as_str()),
+            "{mode:?} stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success());
+        assert_eq!(lines.len(), n + 1);
+    }
+}
+
+/// A program answer whose values differ beyond the tolerance, or whose error category
+/// differs, fails the check.
+#[test]
+fn program_answers_fail_on_wrong_values_or_category() {
+    let spec = r#"{"name":"p","inputs":[{"name":"x","sizes":["n"],"layout":"contiguous","dtype":"float32"}],"hints":{"n":2},"steps":[{"let":"y","op":"mul","args":["x",2]}],"outputs":["y"]}"#;
+    let good = format!(
+        r#"{{"kind":"program","spec":{spec},"binding":{{"n":2}},"expect":{{"outputs":{{"y":{{"sizes":[2],"strides":[1],"dtype":"float32","offset":0,"values":[-10.0,4.0]}}}}}}}}"#
+    );
+    let off = good.replace("4.0]", "4.001]");
+    let cat = format!(
+        r#"{{"kind":"program","spec":{spec},"binding":{{"n":2}},"expect":{{"error":"index"}}}}"#
+    );
+    // A dtype error is static (found when parsing) but answered as PyTorch's category.
+    let dtype = r#"{"kind":"program","spec":{"inputs":[{"name":"m","sizes":["n"],"layout":"contiguous","dtype":"bool"}],"hints":{"n":2},"steps":[{"let":"y","op":"neg","args":["m"]}],"outputs":["y"]},"binding":{"n":3},"expect":{"error":"dtype"}}"#;
+    let f = TempFile::new("prog", &format!("{good}\n{off}\n{cat}\n{dtype}\n"));
+    let o = run(&["--check"], &[&f.0]);
+    assert_eq!(
+        stdout_lines(&o).last().map(String::as_str),
+        Some("2 passed, 2 failed")
+    );
+    assert!(!o.status.success());
+}

@@ -235,6 +235,27 @@ fn answers<I: Int>(
                     .and_then(|m| Ok((ints(&m.sizes)?, ints(&m.strides)?, m.dtype, m.mask))),
             ));
         }
+        // A program runs its own symbolic trace (checked against the concrete one inside
+        // `answer`); both engines must give the same answer and neither may panic.
+        Case::Program(c) => {
+            out.push(show(
+                symstride::program::Program::from_value(&c.spec).and_then(|p| {
+                    let b = p.bindings(&c.binding)?;
+                    let symbolic = symstride::program::golden::answer(&p, &b, true);
+                    let concrete = symstride::program::golden::answer(&p, &b, false)?;
+                    match &symbolic {
+                        Ok(s) => assert_eq!(s, &concrete, "program: answers differ"),
+                        Err(e) => assert!(
+                            !e.to_string().contains("differ")
+                                && !e.to_string().contains("disagrees")
+                                && !e.to_string().contains("reject its own hints"),
+                            "program: {e}"
+                        ),
+                    }
+                    Ok(serde_json::Value::Object(concrete).to_string())
+                }),
+            ));
+        }
     }
     out
 }
@@ -246,6 +267,7 @@ fn rank(case: &Case) -> usize {
         Case::Elementwise(c) => c.inputs.iter().map(|t| t.sizes.len()).sum(),
         Case::Reduction(c) => c.input.sizes.len(),
         Case::View(c) => c.base.sizes.len() + c.ops.len(),
+        Case::Program(c) => c.spec.to_string().len() / 16,
         Case::Op(c) => c
             .inputs
             .iter()

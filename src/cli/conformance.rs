@@ -11,11 +11,12 @@ use std::io::Write;
 use std::process::ExitCode;
 use symstride::golden::{
     self, BroadcastCase, Case, ElementwiseCase, Expect, LayoutCase, OpArg, OpCase, OpTensor,
-    ReductionCase, ViewCase,
+    ProgramCase, ReductionCase, ViewCase,
 };
 use symstride::iter::{self, TensorSpec};
 use symstride::layout::{self, MemoryFormat, StrideMatch};
 use symstride::op::{self, Arg, Dest, Op};
+use symstride::program::{self, Program};
 use symstride::reduce::{self as reduction, Dims, ReductionOp};
 use symstride::sym::{Bindings, GuardCheck, ShapeEnv, SymBool, SymInt, SymbolSpec};
 use symstride::tensor::Scalar;
@@ -58,6 +59,8 @@ type Lifted<I> = (Vec<I>, Vec<I>);
 /// Turns concrete case data into the engine's integers and answers back into i64/bool.
 /// One engine per case, so nothing (symbols, guards) leaks between cases.
 trait Engine {
+    /// Whether this engine traces on symbols (program cases run their own trace).
+    const SYMBOLIC: bool = false;
     /// The integer type the engine runs on.
     type I: Int;
     /// Lifts one tensor's sizes and strides (`name` prefixes symbol names).
@@ -132,6 +135,7 @@ impl Symbolic {
 }
 
 impl Engine for Symbolic {
+    const SYMBOLIC: bool = true;
     type I = SymInt;
     fn tensor(&mut self, name: &str, sizes: &[i64], strides: &[i64]) -> Result<Lifted<SymInt>> {
         // Reject what the concrete path rejects, with the same message, before lifting.
@@ -457,6 +461,24 @@ fn reduction_case<E: Engine>(e: &mut E, case: &ReductionCase) -> Result<Expect> 
     Ok(got)
 }
 
+/// A `program` case: executed at its binding (layouts from the symbolic trace with
+/// `--symbolic`), answered with every output's layout and values or the error category.
+fn program_case(case: &ProgramCase, symbolic: bool) -> Result<Expect> {
+    let p = match Program::from_value(&case.spec) {
+        Ok(p) => p,
+        // A dtype error is static: PyTorch raises it when the step runs.
+        Err(e @ Error::DType { .. }) => {
+            let mut got = Expect::new();
+            got.insert("error".into(), json!(e.category()));
+            got.insert("message".into(), json!(e.to_string()));
+            return Ok(got);
+        }
+        Err(e) => return Err(e),
+    };
+    let b = p.bindings(&case.binding)?;
+    program::golden::answer(&p, &b, symbolic)
+}
+
 /// Answers one case; an engine error becomes `{"error": "<message>"}`.
 fn answer<E: Engine>(e: &mut E, case: &Case) -> Expect {
     let result = match case {
@@ -466,6 +488,7 @@ fn answer<E: Engine>(e: &mut E, case: &Case) -> Expect {
         Case::Reduction(c) => reduction_case(e, c),
         Case::View(c) => view_case(e, c),
         Case::Op(c) => op_case(e, c),
+        Case::Program(c) => program_case(c, E::SYMBOLIC),
     }
     .and_then(|got| e.finish().map(|()| got));
     result.unwrap_or_else(|err| {
@@ -533,7 +556,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 bad_input = true;
             }
             if args.check {
-                if matches_expect(&got, case.expect()) {
+                let ok = match &case {
+                    Case::Program(_) => program::golden::matches(&got, case.expect()),
+                    _ => matches_expect(&got, case.expect()),
+                };
+                if ok {
                     passed += 1;
                 } else {
                     failed += 1;

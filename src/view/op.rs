@@ -80,6 +80,18 @@ fn ints(op: &Value, v: Option<&Value>) -> Result<Vec<i64>> {
 }
 
 impl ViewOp {
+    /// Number of arguments after the tensor (`None`: not a view op).
+    pub fn arity(name: &str) -> Option<usize> {
+        Some(match name {
+            "t" => 0,
+            "permute" | "expand" | "unsqueeze" | "squeeze" | "view" | "reshape" => 1,
+            "transpose" | "select" | "flatten" | "unflatten" | "movedim" => 2,
+            "narrow" | "as_strided" | "diagonal" | "unfold" => 3,
+            "slice" => 4,
+            _ => return None,
+        })
+    }
+
     /// Parses the golden JSON form: `[name, args...]`.
     pub fn from_json(op: &Value) -> Result<ViewOp> {
         let items = op.as_array().ok_or_else(|| bad(op, "expected an array"))?;
@@ -88,14 +100,8 @@ impl ViewOp {
             .and_then(Value::as_str)
             .ok_or_else(|| bad(op, "expected the op name first"))?;
         let a = |k: usize| items.get(k);
-        let arity = match name {
-            "t" => 0,
-            "permute" | "expand" | "unsqueeze" | "squeeze" | "view" | "reshape" => 1,
-            "transpose" | "select" | "flatten" | "unflatten" | "movedim" => 2,
-            "narrow" | "as_strided" | "diagonal" | "unfold" => 3,
-            "slice" => 4,
-            other => return Err(bad(op, &format!("unknown view op `{other}`"))),
-        };
+        let arity =
+            ViewOp::arity(name).ok_or_else(|| bad(op, &format!("unknown view op `{name}`")))?;
         if items.len() != arity + 1 {
             return Err(bad(op, &format!("`{name}` takes {arity} arguments")));
         }

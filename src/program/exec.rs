@@ -1,0 +1,328 @@
+//! Concrete execution of a program on real data.
+//!
+//! Inputs are made with the golden fill formula (row-major logical index `L`, input position
+//! `k`: `((7*L + 3*k) % 11) - 5`; `uint8`: `(7*L + 3*k) % 11`; `bool`: `(7*L + 3*k) % 3 ==
+//! 0`) in the layouts the program gives. Each step then runs on the layouts the concrete
+//! trace computed: views read their base's storage (nothing is allocated), ops evaluate the
+//! op table's per-element reference in the computation dtype the op planning chose,
+//! reductions the reduction table's reference, and copies (`contiguous`, `clone`, `to`, a
+//! `reshape` that copies) convert element by element. Plain multi-index loops: this is the
+//! step-by-step reference the compiled paths are meant to be compared with.
+
+use super::spec::{Program, StepArg, StepOp};
+use super::trace::{concrete, in_step, Value};
+use crate::op::{self, narrow, Arg, Dest, Op};
+use crate::reduce::{reduction_meta, Dims};
+use crate::sym::Bindings;
+use crate::tensor::Scalar;
+use crate::{DType, Error, Result};
+
+/// The largest storage (elements) the step-by-step executor allocates; beyond it a run is
+/// [`Error::Limit`] rather than an allocation failure.
+pub const MAX_ELEMENTS: i64 = 1 << 24;
+
+/// One storage's elements (widened: `f64`, `i64` or `bool` per dtype).
+pub type Data = Vec<Scalar>;
+
+/// A program run: every value's layout and the storages they live in.
+#[derive(Clone, Debug)]
+pub struct Executed {
+    /// Layouts (inputs, then one per step), as the concrete trace computed them.
+    pub layouts: Vec<Value<i64>>,
+    /// Storages by the value that allocated them (`None` for views).
+    pub storages: Vec<Option<Data>>,
+}
+
+/// The fill value of element `l` (row-major logical index) of input `k`.
+pub fn fill_value(l: i64, k: i64, dtype: DType) -> Scalar {
+    let m = (7 * (l % 11) + 3 * k) % 11;
+    match dtype {
+        DType::Bool => Scalar::Bool((7 * (l % 3) + 3 * k) % 3 == 0),
+        DType::U8 => Scalar::Int(m),
+        DType::I32 | DType::I64 => Scalar::Int(m - 5),
+        DType::F32 | DType::F64 => Scalar::Float((m - 5) as f64),
+    }
+}
+
+/// Calls `f` with every index of `sizes` in row-major order.
+fn for_each_index(sizes: &[i64], mut f: impl FnMut(&[i64]) -> Result<()>) -> Result<()> {
+    if sizes.contains(&0) {
+        return Ok(());
+    }
+    let mut idx = vec![0i64; sizes.len()];
+    loop {
+        f(&idx)?;
+        let mut d = sizes.len();
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < sizes[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+fn position(v: &Value<i64>, idx: &[i64]) -> usize {
+    let p = v.offset + idx.iter().zip(&v.strides).map(|(i, s)| i * s).sum::<i64>();
+    p as usize
+}
+
+fn to_f64(s: Scalar) -> f64 {
+    match s {
+        Scalar::Bool(b) => f64::from(u8::from(b)),
+        Scalar::Int(i) => i as f64,
+        Scalar::Float(f) => f,
+    }
+}
+
+impl Executed {
+    fn read(&self, v: usize, idx: &[i64]) -> Result<Scalar> {
+        let l = &self.layouts[v];
+        let data = self.storages[l.storage]
+            .as_ref()
+            .ok_or_else(|| Error::invalid("internal: a storage was never written"))?;
+        data.get(position(l, idx))
+            .copied()
+            .ok_or_else(|| Error::invalid("internal: element outside its storage"))
+    }
+
+    /// Value `v`'s elements in row-major logical order.
+    pub fn values(&self, v: usize) -> Result<Vec<Scalar>> {
+        let mut out = Vec::new();
+        for_each_index(&self.layouts[v].sizes, |idx| {
+            out.push(self.read(v, idx)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// A new storage for value `me`, filled by `f(index)` over its sizes.
+    fn write(&mut self, me: usize, mut f: impl FnMut(&[i64]) -> Result<Scalar>) -> Result<()> {
+        let l = self.layouts[me].clone();
+        if l.storage_numel > MAX_ELEMENTS {
+            return Err(Error::Limit {
+                message: format!(
+                    "a storage of {} elements exceeds the reference executor's limit of {MAX_ELEMENTS}",
+                    l.storage_numel
+                ),
+            });
+        }
+        let mut data = vec![Scalar::Int(0); l.storage_numel.max(0) as usize];
+        for_each_index(&l.sizes, |idx| {
+            data[position(&l, idx)] = f(idx)?;
+            Ok(())
+        })?;
+        self.storages[me] = Some(data);
+        Ok(())
+    }
+}
+
+/// Input `k` of `x` broadcast to an output index (sizes aligned right, size-1 dims read 0).
+fn broadcast_index(x: &[i64], out: &[i64]) -> Vec<i64> {
+    let shift = out.len() - x.len();
+    x.iter()
+        .enumerate()
+        .map(|(d, &z)| if z == 1 { 0 } else { out[d + shift] })
+        .collect()
+}
+
+fn op_step(ex: &mut Executed, p: &Program, k: usize, op: Op) -> Result<()> {
+    let st = &p.steps[k];
+    let me = p.inputs.len() + k;
+    let args: Vec<Arg<i64>> = st
+        .args
+        .iter()
+        .map(|a| match a {
+            StepArg::Value(i) => Ok(Arg::Tensor(ex.layouts[*i].spec(*i))),
+            StepArg::Number(s) => Ok(Arg::Scalar(*s)),
+            other => Err(Error::invalid(format!("bad op argument {other:?}"))),
+        })
+        .collect::<Result<_>>()?;
+    let plan = op::plan_op(op, &args, &Dest::New)?;
+    let out_dtype = ex.layouts[me].dtype;
+    let reference = op.def().reference;
+    let mut operands = Vec::with_capacity(st.args.len());
+    let ex_ref = &*ex;
+    let mut rows: Vec<(Vec<i64>, Scalar)> = Vec::new();
+    for_each_index(&ex.layouts[me].sizes.clone(), |idx| {
+        operands.clear();
+        for (j, a) in st.args.iter().enumerate() {
+            // `where`'s condition is read as bool; everything else in the computation dtype.
+            let dtype = if op == Op::Where && j == 0 {
+                DType::Bool
+            } else {
+                plan.compute_dtype
+            };
+            let s = match a {
+                StepArg::Value(i) => {
+                    let x = &ex_ref.layouts[*i];
+                    ex_ref.read(*i, &broadcast_index(&x.sizes, idx))?
+                }
+                StepArg::Number(s) => *s,
+                _ => unreachable!("checked above"),
+            };
+            operands.push(narrow(s, dtype));
+        }
+        let r = narrow(reference(&operands), plan.compute_dtype);
+        rows.push((idx.to_vec(), narrow(r, out_dtype)));
+        Ok(())
+    })?;
+    let mut it = rows.into_iter();
+    ex.write(me, |_| {
+        it.next()
+            .map(|(_, s)| s)
+            .ok_or_else(|| Error::invalid("internal: op output count"))
+    })
+}
+
+fn reduce_step(ex: &mut Executed, p: &Program, k: usize) -> Result<()> {
+    let st = &p.steps[k];
+    let me = p.inputs.len() + k;
+    let StepOp::Reduce(op) = st.op else {
+        return Err(Error::invalid("internal: not a reduction"));
+    };
+    let StepArg::Value(xi) = st.args[0] else {
+        return Err(Error::invalid("internal: reduction of a non-value"));
+    };
+    let x = ex.layouts[xi].clone();
+    let dims = match st.args.get(1) {
+        None | Some(StepArg::Null) => Dims::All,
+        Some(StepArg::Int(e)) => Dims::One(e.as_const().unwrap_or(0)),
+        Some(StepArg::Ints(es)) => {
+            Dims::List(es.iter().map(|e| e.as_const().unwrap_or(0)).collect())
+        }
+        Some(other) => return Err(Error::invalid(format!("bad dim {other:?}"))),
+    };
+    let input =
+        crate::iter::TensorSpec::new(x.sizes.clone(), x.strides.clone(), x.dtype.element_size())
+            .with_offset(x.offset);
+    let m = reduction_meta(op, &input, x.dtype, &dims, st.keepdim)?;
+    // Output elements in row-major order of the kept dims; inputs grouped by them, each
+    // group in row-major order of the reduced dims.
+    let kept: Vec<i64> = x
+        .sizes
+        .iter()
+        .zip(&m.mask)
+        .map(|(&z, &r)| if r { 1 } else { z })
+        .collect();
+    let n_out: i64 = kept.iter().product();
+    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); n_out.max(0) as usize];
+    for_each_index(&x.sizes, |idx| {
+        let mut o = 0i64;
+        for d in 0..idx.len() {
+            o = o * kept[d] + if m.mask[d] { 0 } else { idx[d] };
+        }
+        groups[o as usize].push(to_f64(ex.read(xi, idx)?));
+        Ok(())
+    })?;
+    let reference = op.info().reference;
+    let out_dtype = m.dtype;
+    let results: Vec<Scalar> = groups
+        .iter()
+        .map(|g| narrow(Scalar::Float(reference(g)), out_dtype))
+        .collect();
+    let mut it = results.into_iter();
+    ex.write(me, |_| {
+        it.next()
+            .ok_or_else(|| Error::invalid("internal: reduction output count"))
+    })
+}
+
+/// A copy step (`contiguous`, `clone`, `to`, a copying `reshape`/`flatten`): the source's
+/// elements in row-major order, converted to the value's dtype.
+fn copy_step(ex: &mut Executed, p: &Program, k: usize) -> Result<()> {
+    let me = p.inputs.len() + k;
+    let StepArg::Value(xi) = p.steps[k].args[0] else {
+        return Err(Error::invalid("internal: copy of a non-value"));
+    };
+    let dtype = ex.layouts[me].dtype;
+    let src = ex.values(xi)?;
+    let mut it = src.into_iter();
+    ex.write(me, |_| {
+        it.next()
+            .map(|s| narrow(s, dtype))
+            .ok_or_else(|| Error::invalid("internal: copy element count"))
+    })
+}
+
+/// Runs `p` at `b` on inputs made by the fill formula.
+pub fn execute(p: &Program, b: &Bindings) -> Result<Executed> {
+    let layouts = concrete(p, b)?;
+    let n = layouts.len();
+    let mut ex = Executed {
+        layouts,
+        storages: vec![None; n],
+    };
+    for k in 0..p.inputs.len() {
+        let dtype = ex.layouts[k].dtype;
+        let mut l = 0i64;
+        ex.write(k, |_| {
+            let v = fill_value(l, k as i64, dtype);
+            l += 1;
+            Ok(v)
+        })?;
+    }
+    for k in 0..p.steps.len() {
+        let me = p.inputs.len() + k;
+        if ex.layouts[me].storage != me {
+            continue; // a view: nothing to compute
+        }
+        let r = match p.steps[k].op {
+            StepOp::Op(op) => op_step(&mut ex, p, k, op),
+            StepOp::Reduce(_) => reduce_step(&mut ex, p, k),
+            _ => copy_step(&mut ex, p, k),
+        };
+        r.map_err(|e| in_step(e, &p.steps[k].label))?;
+    }
+    Ok(ex)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_formula() {
+        assert_eq!(fill_value(0, 0, DType::F32), Scalar::Float(-5.0));
+        assert_eq!(fill_value(1, 0, DType::F32), Scalar::Float(2.0));
+        assert_eq!(fill_value(1, 1, DType::U8), Scalar::Int(10));
+        assert_eq!(fill_value(0, 0, DType::Bool), Scalar::Bool(true));
+        assert_eq!(fill_value(1, 1, DType::Bool), Scalar::Bool(false));
+        assert_eq!(fill_value(2, 1, DType::Bool), Scalar::Bool(false));
+        assert_eq!(fill_value(1, 2, DType::Bool), Scalar::Bool(false));
+        assert_eq!(fill_value(3, 0, DType::Bool), Scalar::Bool(true));
+    }
+
+    #[test]
+    fn views_alias_and_ops_compute() {
+        let p = Program::from_json(
+            r#"{"inputs": [{"name": "x", "sizes": ["n", 3], "layout": "contiguous"}],
+                "hints": {"n": 2},
+                "steps": [{"let": "t", "op": "transpose", "args": ["x", 0, 1]},
+                          {"let": "y", "op": "mul", "args": ["t", 2]},
+                          {"let": "s", "op": "sum", "args": ["y", [1]]}],
+                "outputs": ["t", "y", "s"]}"#,
+        )
+        .unwrap();
+        let ex = execute(&p, &p.hint_bindings()).unwrap();
+        assert!(ex.storages[1].is_none());
+        let x = ex.values(0).unwrap();
+        let t = ex.values(1).unwrap();
+        // t[i][j] = x[j][i]
+        for i in 0..3 {
+            for j in 0..2 {
+                assert_eq!(t[i * 2 + j], x[j * 3 + i]);
+            }
+        }
+        let s = ex.values(3).unwrap();
+        for i in 0..3 {
+            let want = 2.0 * (to_f64(x[i]) + to_f64(x[3 + i]));
+            assert_eq!(to_f64(s[i]), want);
+        }
+    }
+}

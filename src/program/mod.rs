@@ -1,0 +1,56 @@
+//! Programs: chains of views, ops, reductions and copies over named values, traced once.
+//!
+//! # Why programs
+//! A compiler does not compile one `add`; it compiles `x.view(b, s, h, d).transpose(1, 2) +
+//! bias` followed by a reduction. A [`Program`] is that graph in the golden "Programs"
+//! format. The whole chain is traced once over symbols in one `ShapeEnv` ([`trace`]), so the
+//! intermediate layouts stay symbolic and one guard set covers every step; each guard's
+//! reason names the step that asked (`step 3 (add y = add(qt, bias)): ...`). The same
+//! generic code at `i64` ([`concrete`]) is the eager answer every trace is checked against.
+//!
+//! Execution ([`execute`]) makes the inputs with the golden fill formula and runs each step
+//! on real data: views allocate nothing and alias their base (so outputs that are views of
+//! inputs alias them, as in PyTorch); ops, reductions and copies write new storages laid out
+//! as the trace says. Elements are computed with the op table's and the reduction table's
+//! per-element references (the oracles the vectorized kernels are tested against), in the
+//! computation dtype the op planning chose, so the values are PyTorch's up to the golden
+//! tolerances.
+//!
+//! # Against PyTorch
+//!
+//! One trace per public program at its hints, checked on the 200 bindings per program of
+//! `program_coverage.jsonl` (every admitted binding's outputs equal PyTorch's; guards count
+//! the symbol ranges; a guard the others imply is dropped, `s >= 1` with `s != 1` is
+//! `s >= 2`). Printed by `cargo test --test programs -- --nocapture` (the dev profile, this
+//! machine, shared; PyTorch's time is its recorded `torch_trace_s`):
+//!
+//! | program | guards ours/PyTorch | coverage ours/PyTorch | trace time ours/PyTorch |
+//! |---|---|---|---|
+//! | attn_head_split | 3/3 | 0.560/0.560 | 0.21 ms/46.4 ms |
+//! | cl_conv_epilogue | 5/8 | 0.365/0.365 | 0.31 ms/67.9 ms |
+//! | softmax_lastdim | 4/5 | 0.610/0.480 | 0.23 ms/23.1 ms |
+//! | layer_norm_seq_first | 5/6 | 0.440/0.440 | 0.51 ms/68.8 ms |
+//! | glu_lastdim | 2/3 | 0.695/0.585 | 0.27 ms/22.0 ms |
+//! | nhwc_to_nchw | 4/7 | 0.335/0.335 | 0.15 ms/17.7 ms |
+//! | flatten_transpose_copy | 3/5 | 0.355/0.355 | 0.17 ms/171.9 ms |
+//! | int_bool_promotion | 2/4 | 0.615/0.615 | 0.28 ms/43.5 ms |
+//! | unsqueeze_expand_select | 4/6 | 0.405/0.405 | 0.12 ms/39.6 ms |
+//! | mask_count_argmax | 3/6 | 0.505/0.505 | 0.11 ms/26.5 ms |
+//!
+//! # Layout of the module
+//!
+//! | file | what |
+//! |---|---|
+//! | `spec.rs` | [`Program`]: parsing and static validation (names, arities, keywords from the op, reduction and view tables) |
+//! | `trace.rs` | [`run_steps`] over `Int`, [`concrete`], the symbolic [`trace`] and its instantiation |
+//! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data |
+//! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
+
+mod exec;
+pub mod golden;
+mod spec;
+mod trace;
+
+pub use exec::{execute, fill_value, Data, Executed};
+pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
+pub use trace::{concrete, run_steps, trace, ProgramTrace, Value};

@@ -1,0 +1,730 @@
+//! Program specs: parsing and static validation of the golden "Programs" format.
+//!
+//! Everything that can be decided without sizes is decided here, with the step and the
+//! argument named: unknown ops, arities, where a Python number may stand, keyword arguments,
+//! shadowing, symbols that are no input's size. Op names and arities are read from the
+//! tables ([`crate::op::TABLE`], [`crate::reduce::REDUCTIONS`], [`ViewOp::arity`]).
+
+use super::trace::in_step;
+use crate::aot::Spec;
+use crate::layout::MemoryFormat;
+use crate::op::Op;
+use crate::reduce::ReductionOp;
+use crate::sym::{Bindings, Expr};
+use crate::tensor::Scalar;
+use crate::view::ViewOp;
+use crate::{DType, Error, Result};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+
+/// How an input's strides are given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InputStrides {
+    /// Dense strides of a memory format.
+    Layout(MemoryFormat),
+    /// One expression per dimension, over the symbols.
+    Exprs(Vec<Expr>),
+}
+
+/// One named input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramInput {
+    /// The value name.
+    pub name: String,
+    /// Sizes: constants or symbols.
+    pub sizes: Vec<Expr>,
+    /// Strides.
+    pub strides: InputStrides,
+    /// Element type.
+    pub dtype: DType,
+}
+
+/// What a step does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepOp {
+    /// A view op (its name, as in [`ViewOp::arity`]).
+    View(String),
+    /// An op of the op table.
+    Op(Op),
+    /// A reduction.
+    Reduce(ReductionOp),
+    /// `contiguous(memory_format)`.
+    Contiguous,
+    /// `clone(memory_format)`.
+    Clone,
+    /// `to(dtype)`.
+    To,
+}
+
+/// One argument of a step.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepArg {
+    /// A value (index: inputs first, then steps).
+    Value(usize),
+    /// An integer expression over the symbols.
+    Int(Expr),
+    /// A list of integer expressions.
+    Ints(Vec<Expr>),
+    /// JSON `null` (Python `None`).
+    Null,
+    /// A Python number of an op.
+    Number(Scalar),
+}
+
+/// One step: `let = op(args)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The bound name.
+    pub name: String,
+    /// The operation.
+    pub op: StepOp,
+    /// Arguments, the tensor first.
+    pub args: Vec<StepArg>,
+    /// `keepdim` (reductions).
+    pub keepdim: bool,
+    /// `memory_format` (`contiguous`: default contiguous; `clone`: default preserve).
+    pub memory_format: MemoryFormat,
+    /// `dtype` (`to`).
+    pub dtype: Option<DType>,
+    /// `step k (op let = op(args))`, for guard reasons and errors.
+    pub label: String,
+}
+
+/// A validated program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// Name.
+    pub name: String,
+    /// Inputs (values `0..inputs.len()`).
+    pub inputs: Vec<ProgramInput>,
+    /// Symbols in order of first appearance in the input sizes.
+    pub symbols: Vec<String>,
+    /// Hint per symbol (same order); empty when the spec gave none.
+    pub hints: Vec<i64>,
+    /// Steps (step `k` defines value `inputs.len() + k`).
+    pub steps: Vec<Step>,
+    /// Returned values.
+    pub outputs: Vec<usize>,
+    /// Value names, inputs then steps.
+    pub names: Vec<String>,
+}
+
+fn err(message: impl Into<String>) -> Error {
+    Error::parse("program", message)
+}
+
+fn memory_format(v: &Value, at: &str) -> Result<MemoryFormat> {
+    Ok(match v.as_str() {
+        Some("contiguous") | Some("contiguous_format") => MemoryFormat::Contiguous,
+        Some("channels_last") => MemoryFormat::ChannelsLast,
+        Some("channels_last_3d") => MemoryFormat::ChannelsLast3d,
+        Some("preserve") | Some("preserve_format") => MemoryFormat::Preserve,
+        _ => return Err(err(format!("{at}: unknown memory_format {v}"))),
+    })
+}
+
+/// Parses an integer expression and checks its symbols are known.
+fn int_expr(v: &Value, symbols: &[String], at: &str) -> Result<Expr> {
+    let e = match v {
+        Value::Number(n) => Expr::constant(
+            n.as_i64()
+                .ok_or_else(|| err(format!("{at}: `{n}` is not an integer")))?,
+        ),
+        Value::String(s) => Expr::parse(s).map_err(|e| err(format!("{at}: {e}")))?,
+        other => return Err(err(format!("{at}: expected an integer, got {other}"))),
+    };
+    for s in e.symbols() {
+        if !symbols.iter().any(|k| k == s.as_str()) {
+            return Err(err(format!(
+                "{at}: symbol `{s}` is no input's size (symbols: {})",
+                symbols.join(", ")
+            )));
+        }
+    }
+    Ok(e)
+}
+
+impl Program {
+    /// Parses a program from JSON text.
+    pub fn from_json(text: &str) -> Result<Program> {
+        let v: Value = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
+        Program::from_value(&v)
+    }
+
+    /// Parses and validates a program.
+    pub fn from_value(v: &Value) -> Result<Program> {
+        let o = v.as_object().ok_or_else(|| err("expected an object"))?;
+        for k in o.keys() {
+            if !["name", "inputs", "hints", "steps", "outputs"].contains(&k.as_str()) {
+                return Err(err(format!("unknown key `{k}`")));
+            }
+        }
+        let name = o.get("name").and_then(Value::as_str).unwrap_or("program");
+        let mut symbols: Vec<String> = Vec::new();
+        let mut inputs = Vec::new();
+        let raw_inputs = o
+            .get("inputs")
+            .and_then(Value::as_array)
+            .ok_or_else(|| err("missing `inputs` array"))?;
+        for (i, inp) in raw_inputs.iter().enumerate() {
+            inputs.push(parse_input(i, inp, &mut symbols)?);
+        }
+        // Stride expressions may only use size symbols (checked once all sizes are known).
+        for (i, inp) in raw_inputs.iter().enumerate() {
+            if let Some(Value::Array(st)) = inp.get("strides") {
+                let at = format!("input {} (`{}`) strides", i, inputs[i].name);
+                if st.len() != inputs[i].sizes.len() {
+                    return Err(err(format!(
+                        "{at}: {} strides for {} sizes",
+                        st.len(),
+                        inputs[i].sizes.len()
+                    )));
+                }
+                let es = st
+                    .iter()
+                    .map(|s| int_expr(s, &symbols, &at))
+                    .collect::<Result<Vec<_>>>()?;
+                inputs[i].strides = InputStrides::Exprs(es);
+            }
+        }
+        let mut hints = Vec::new();
+        if let Some(h) = o.get("hints") {
+            let h = h
+                .as_object()
+                .ok_or_else(|| err("`hints` must be an object"))?;
+            for k in h.keys() {
+                if !symbols.contains(k) {
+                    return Err(err(format!("hint for `{k}`, which is no input's size")));
+                }
+            }
+            for s in &symbols {
+                let v = h
+                    .get(s)
+                    .and_then(Value::as_i64)
+                    .filter(|v| *v >= 0)
+                    .ok_or_else(|| err(format!("missing or bad hint for symbol `{s}`")))?;
+                hints.push(v);
+            }
+        }
+        let mut names: Vec<String> = Vec::new();
+        let mut scope: HashMap<String, usize> = HashMap::new();
+        let mut declare = |n: &str, what: &str, names: &mut Vec<String>| -> Result<()> {
+            if symbols.iter().any(|s| s == n) {
+                return Err(err(format!("{what}: `{n}` is both a value and a symbol")));
+            }
+            if scope.insert(n.to_string(), names.len()).is_some() {
+                return Err(err(format!("{what}: `{n}` shadows an earlier value")));
+            }
+            names.push(n.to_string());
+            Ok(())
+        };
+        for (i, inp) in inputs.iter().enumerate() {
+            declare(&inp.name, &format!("input {i}"), &mut names)?;
+        }
+        let mut steps = Vec::new();
+        let raw_steps = o
+            .get("steps")
+            .and_then(Value::as_array)
+            .ok_or_else(|| err("missing `steps` array"))?;
+        for (k, st) in raw_steps.iter().enumerate() {
+            let lookup = |n: &str| names.iter().position(|x| x == n);
+            let step = parse_step(k, st, &symbols, &lookup, &names)?;
+            declare(&step.name, &format!("step {}", k + 1), &mut names)?;
+            steps.push(step);
+        }
+        static_dtypes(&inputs, &steps)?;
+        let outputs = o
+            .get("outputs")
+            .and_then(Value::as_array)
+            .ok_or_else(|| err("missing `outputs` array"))?
+            .iter()
+            .map(|n| {
+                let n = n
+                    .as_str()
+                    .ok_or_else(|| err(format!("output {n} is not a name")))?;
+                names
+                    .iter()
+                    .position(|x| x == n)
+                    .ok_or_else(|| err(format!("output `{n}` is no value")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Program {
+            name: name.to_string(),
+            inputs,
+            symbols,
+            hints,
+            steps,
+            outputs,
+            names,
+        })
+    }
+
+    /// The one-step program of a single-op spec: inputs `x0, x1, ...` (float32), one step
+    /// `out = op(x0, ...)`, output `out`.
+    pub fn from_spec(spec: &Spec) -> Result<Program> {
+        let mut v = spec.to_value();
+        let o = v
+            .as_object_mut()
+            .ok_or_else(|| err("spec is not an object"))?;
+        let op = o.remove("op").unwrap_or(Value::Null);
+        let mut args = Vec::new();
+        if let Some(Value::Array(inputs)) = o.get_mut("inputs") {
+            for (i, inp) in inputs.iter_mut().enumerate() {
+                if let Some(m) = inp.as_object_mut() {
+                    m.insert("name".into(), json!(format!("x{i}")));
+                    m.insert("dtype".into(), json!("float32"));
+                }
+                args.push(json!(format!("x{i}")));
+            }
+        }
+        o.insert(
+            "steps".into(),
+            json!([{"let": "out", "op": op, "args": args}]),
+        );
+        o.insert("outputs".into(), json!(["out"]));
+        if o.get("name").is_none_or(Value::is_null) {
+            o.remove("name");
+        }
+        Program::from_value(&v)
+    }
+
+    /// The hints as bindings.
+    pub fn hint_bindings(&self) -> Bindings {
+        Bindings::from_pairs(
+            self.symbols
+                .iter()
+                .zip(&self.hints)
+                .map(|(s, &v)| (s.as_str(), v)),
+        )
+    }
+
+    /// Bindings from a `{symbol: value}` JSON object; every symbol must be bound.
+    pub fn bindings(&self, v: &Map<String, Value>) -> Result<Bindings> {
+        let mut pairs = Vec::new();
+        for s in &self.symbols {
+            let x = v
+                .get(s)
+                .and_then(Value::as_i64)
+                .ok_or_else(|| err(format!("binding has no integer for `{s}`")))?;
+            pairs.push((s.as_str(), x));
+        }
+        Ok(Bindings::from_pairs(pairs))
+    }
+}
+
+/// Dtypes do not depend on sizes, so every dtype error is static (reported as
+/// [`Error::DType`], PyTorch's category, naming the step): each op is planned on
+/// 0-dim stand-ins of its arguments' dtypes (the same [`crate::op::plan_op`] the trace
+/// runs), each reduction asks its table for the result dtype.
+fn static_dtypes(inputs: &[ProgramInput], steps: &[Step]) -> Result<()> {
+    use crate::iter::TensorSpec;
+    use crate::op::Arg;
+    let mut dtypes: Vec<DType> = inputs.iter().map(|i| i.dtype).collect();
+    for st in steps {
+        let of = |a: &StepArg| match a {
+            StepArg::Value(i) => Some(dtypes[*i]),
+            _ => None,
+        };
+        let x = st.args.first().and_then(of).unwrap_or(DType::F32);
+        let dtype = match &st.op {
+            StepOp::View(_) | StepOp::Contiguous | StepOp::Clone => x,
+            StepOp::To => st.dtype.unwrap_or(x),
+            StepOp::Reduce(r) => match r.result_dtype(x) {
+                Ok(d) => d,
+                Err(e) => return Err(in_step(e, &st.label)),
+            },
+            StepOp::Op(op) => {
+                let args: Vec<Arg<i64>> = st
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        StepArg::Number(s) => Arg::Scalar(*s),
+                        a => Arg::Tensor(TensorSpec::typed(
+                            Vec::new(),
+                            Vec::new(),
+                            of(a).unwrap_or(DType::F32),
+                        )),
+                    })
+                    .collect();
+                match crate::op::plan_op(*op, &args, &crate::op::Dest::New) {
+                    Ok(plan) => plan.out_dtype,
+                    Err(e @ Error::DType { .. }) => return Err(in_step(e, &st.label)),
+                    // Anything else depends on the sizes: the trace decides it.
+                    Err(_) => x,
+                }
+            }
+        };
+        dtypes.push(dtype);
+    }
+    Ok(())
+}
+
+fn parse_input(i: usize, v: &Value, symbols: &mut Vec<String>) -> Result<ProgramInput> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| err(format!("input {i}: expected an object")))?;
+    for k in o.keys() {
+        if !["name", "sizes", "layout", "strides", "dtype"].contains(&k.as_str()) {
+            return Err(err(format!("input {i}: unknown key `{k}`")));
+        }
+    }
+    let name = o
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| err(format!("input {i}: missing `name`")))?
+        .to_string();
+    let at = format!("input {i} (`{name}`)");
+    let mut sizes = Vec::new();
+    for (d, s) in o
+        .get("sizes")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err(format!("{at}: missing `sizes`")))?
+        .iter()
+        .enumerate()
+    {
+        match s {
+            Value::Number(n) => match n.as_i64() {
+                Some(k) if k >= 0 => sizes.push(Expr::constant(k)),
+                _ => return Err(err(format!("{at} size {d}: `{n}` is not a size"))),
+            },
+            Value::String(s) => {
+                let e = Expr::parse(s).map_err(|e| err(format!("{at} size {d}: {e}")))?;
+                let sym = e.as_symbol().ok_or_else(|| {
+                    err(format!(
+                        "{at} size {d}: `{s}` must be an integer or a symbol"
+                    ))
+                })?;
+                if !symbols.iter().any(|k| k == sym.as_str()) {
+                    symbols.push(sym.to_string());
+                }
+                sizes.push(e);
+            }
+            other => return Err(err(format!("{at} size {d}: bad size {other}"))),
+        }
+    }
+    let strides = match (o.get("layout"), o.get("strides")) {
+        (Some(l), None) => {
+            let f = memory_format(l, &at)?;
+            let rank = match f {
+                MemoryFormat::ChannelsLast => Some(4),
+                MemoryFormat::ChannelsLast3d => Some(5),
+                MemoryFormat::Preserve => {
+                    return Err(err(format!("{at}: `preserve` is not a layout")))
+                }
+                MemoryFormat::Contiguous => None,
+            };
+            if let Some(r) = rank.filter(|r| *r != sizes.len()) {
+                return Err(err(format!("{at}: layout {} needs rank {r}", f.name())));
+            }
+            InputStrides::Layout(f)
+        }
+        // Filled in once every size symbol is known.
+        (None, Some(Value::Array(_))) => InputStrides::Exprs(Vec::new()),
+        (Some(_), Some(_)) => return Err(err(format!("{at}: give either `layout` or `strides`"))),
+        _ => return Err(err(format!("{at}: missing `layout` or `strides`"))),
+    };
+    let dtype = match o.get("dtype") {
+        None => DType::F32,
+        Some(d) => {
+            DType::parse(d.as_str().unwrap_or_default()).map_err(|e| err(format!("{at}: {e}")))?
+        }
+    };
+    Ok(ProgramInput {
+        name,
+        sizes,
+        strides,
+        dtype,
+    })
+}
+
+fn step_op(name: &str) -> Option<StepOp> {
+    if ViewOp::arity(name).is_some() {
+        return Some(StepOp::View(name.to_string()));
+    }
+    if let Ok(op) = Op::parse(name) {
+        return Some(StepOp::Op(op));
+    }
+    if let Ok(op) = ReductionOp::parse(name) {
+        return Some(StepOp::Reduce(op));
+    }
+    match name {
+        "contiguous" => Some(StepOp::Contiguous),
+        "clone" => Some(StepOp::Clone),
+        "to" => Some(StepOp::To),
+        _ => None,
+    }
+}
+
+fn parse_step(
+    k: usize,
+    v: &Value,
+    symbols: &[String],
+    lookup: &dyn Fn(&str) -> Option<usize>,
+    names: &[String],
+) -> Result<Step> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| err(format!("step {}: expected an object", k + 1)))?;
+    let name = o
+        .get("let")
+        .and_then(Value::as_str)
+        .ok_or_else(|| err(format!("step {}: missing `let`", k + 1)))?
+        .to_string();
+    let op_name = o
+        .get("op")
+        .and_then(Value::as_str)
+        .ok_or_else(|| err(format!("step {} (`{name}`): missing `op`", k + 1)))?;
+    let raw = o
+        .get("args")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err(format!("step {} (`{name}`): missing `args`", k + 1)))?;
+    let shown: Vec<String> = raw
+        .iter()
+        .map(|a| match a {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    let label = format!(
+        "step {} ({op_name} {name} = {op_name}({}))",
+        k + 1,
+        shown.join(", ")
+    );
+    let at = |j: usize| format!("{label}: argument {j}");
+    let op = step_op(op_name).ok_or_else(|| err(format!("{label}: unknown op `{op_name}`")))?;
+    // Keyword arguments.
+    let allowed: &[&str] = match &op {
+        StepOp::Reduce(_) => &["keepdim"],
+        StepOp::Contiguous | StepOp::Clone => &["memory_format"],
+        StepOp::To => &["dtype"],
+        _ => &[],
+    };
+    for key in o.keys() {
+        if !["let", "op", "args"].contains(&key.as_str()) && !allowed.contains(&key.as_str()) {
+            return Err(err(format!("{label}: unknown keyword argument `{key}`")));
+        }
+    }
+    let keepdim = match o.get("keepdim") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => return Err(err(format!("{label}: keepdim must be a bool, got {other}"))),
+    };
+    let memory_format = match (&op, o.get("memory_format")) {
+        (_, Some(m)) => memory_format(m, &label)?,
+        (StepOp::Clone, None) => MemoryFormat::Preserve,
+        _ => MemoryFormat::Contiguous,
+    };
+    if op == StepOp::Contiguous && memory_format == MemoryFormat::Preserve {
+        return Err(err(format!("{label}: contiguous takes no preserve_format")));
+    }
+    let dtype = match (&op, o.get("dtype")) {
+        (StepOp::To, Some(d)) => Some(
+            DType::parse(d.as_str().unwrap_or_default())
+                .map_err(|e| err(format!("{label}: {e}")))?,
+        ),
+        (StepOp::To, None) => return Err(err(format!("{label}: `to` needs `dtype`"))),
+        _ => None,
+    };
+    // Arity.
+    let (min, max) = match &op {
+        StepOp::View(n) => {
+            let a = ViewOp::arity(n).unwrap_or(0) + 1;
+            (a, a)
+        }
+        StepOp::Op(op) => (op.arity(), op.arity()),
+        StepOp::Reduce(_) => (1, 2),
+        StepOp::Contiguous | StepOp::Clone | StepOp::To => (1, 1),
+    };
+    if raw.len() < min || raw.len() > max {
+        let want = if min == max {
+            format!("{min}")
+        } else {
+            format!("{min} to {max}")
+        };
+        return Err(err(format!(
+            "{label}: `{op_name}` takes {want} arguments, got {}",
+            raw.len()
+        )));
+    }
+    let value = |j: usize, a: &Value| -> Result<usize> {
+        let n = a
+            .as_str()
+            .ok_or_else(|| err(format!("{}: expected a value name, got {a}", at(j))))?;
+        lookup(n).ok_or_else(|| {
+            err(format!(
+                "{}: `{n}` is no value in scope (values: {})",
+                at(j),
+                names.join(", ")
+            ))
+        })
+    };
+    let mut args = Vec::with_capacity(raw.len());
+    for (j, a) in raw.iter().enumerate() {
+        let arg = match &op {
+            _ if j == 0 && !matches!(op, StepOp::Op(_)) => StepArg::Value(value(j, a)?),
+            StepOp::Op(o) => match a {
+                Value::String(s) if lookup(s).is_some() => StepArg::Value(value(j, a)?),
+                Value::Number(_) | Value::Bool(_) if o.def().scalar_args.contains(&j) => {
+                    StepArg::Number(match a {
+                        Value::Bool(b) => Scalar::Bool(*b),
+                        Value::Number(n) => match n.as_i64() {
+                            Some(i) => Scalar::Int(i),
+                            None => Scalar::Float(n.as_f64().unwrap_or(f64::NAN)),
+                        },
+                        _ => unreachable!("matched above"),
+                    })
+                }
+                Value::Number(_) | Value::Bool(_) => {
+                    return Err(err(format!("{}: {o} takes no Python number here", at(j))))
+                }
+                _ => StepArg::Value(value(j, a)?),
+            },
+            _ => match a {
+                Value::Null => StepArg::Null,
+                Value::Array(xs) => StepArg::Ints(
+                    xs.iter()
+                        .map(|x| int_expr(x, symbols, &at(j)))
+                        .collect::<Result<_>>()?,
+                ),
+                Value::String(s) if lookup(s).is_some() => {
+                    return Err(err(format!(
+                        "{}: expected an integer, got the value `{s}`",
+                        at(j)
+                    )))
+                }
+                _ => StepArg::Int(int_expr(a, symbols, &at(j))?),
+            },
+        };
+        args.push(arg);
+    }
+    Ok(Step {
+        name,
+        op,
+        args,
+        keepdim,
+        memory_format,
+        dtype,
+        label,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADS: &str = r#"{"name": "heads_bias_sum",
+ "inputs": [{"name": "x", "sizes": ["b", "s", 64], "layout": "contiguous", "dtype": "float32"},
+            {"name": "bias", "sizes": [4, 1, 16], "layout": "contiguous"}],
+ "hints": {"b": 2, "s": 5},
+ "steps": [{"let": "q",  "op": "view",      "args": ["x", ["b", "s", 4, 16]]},
+           {"let": "qt", "op": "transpose", "args": ["q", 1, 2]},
+           {"let": "y",  "op": "add",       "args": ["qt", "bias"]},
+           {"let": "z",  "op": "sum",       "args": ["y", [-1]], "keepdim": true}],
+ "outputs": ["z", "qt"]}"#;
+
+    fn with_step(step: &str) -> String {
+        HEADS.replace(
+            r#"{"let": "z",  "op": "sum",       "args": ["y", [-1]], "keepdim": true}"#,
+            step,
+        )
+    }
+
+    fn rejects(text: &str, needle: &str) {
+        let e = Program::from_json(text).unwrap_err().to_string();
+        assert!(e.contains(needle), "`{e}` does not mention `{needle}`");
+    }
+
+    #[test]
+    fn parses_the_readme_example() {
+        let p = Program::from_json(HEADS).unwrap();
+        assert_eq!(p.symbols, vec!["b", "s"]);
+        assert_eq!(p.hints, vec![2, 5]);
+        assert_eq!(p.steps.len(), 4);
+        assert_eq!(p.outputs, vec![5, 3]);
+        assert_eq!(p.steps[2].op, StepOp::Op(Op::Add));
+        assert_eq!(p.steps[3].op, StepOp::Reduce(ReductionOp::Sum));
+        assert!(p.steps[3].keepdim);
+        assert!(p.steps[2].label.starts_with("step 3 (add y = "));
+        assert_eq!(p.inputs[1].dtype, DType::F32);
+    }
+
+    #[test]
+    fn rejects_with_step_and_argument_named() {
+        rejects(
+            &with_step(r#"{"let": "z", "op": "frobnicate", "args": ["y"]}"#),
+            "step 4",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "add", "args": ["y"]}"#),
+            "takes 2 arguments",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "add", "args": ["y", "nope"]}"#),
+            "argument 1: `nope` is no value",
+        );
+        rejects(
+            &with_step(r#"{"let": "q", "op": "relu", "args": ["y"]}"#),
+            "shadows",
+        );
+        rejects(
+            &with_step(r#"{"let": "b", "op": "relu", "args": ["y"]}"#),
+            "both a value and a symbol",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "select", "args": ["y", 0, "k-1"]}"#),
+            "symbol `k` is no input's size",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "relu", "args": [1.0]}"#),
+            "relu takes no Python number",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "sum", "args": ["y"], "dtype": "int32"}"#),
+            "unknown keyword argument `dtype`",
+        );
+        rejects(
+            &with_step(
+                r#"{"let": "z", "op": "neg", "args": ["c"]}, {"let": "c", "op": "gt", "args": ["y", 0]}"#,
+            ),
+            "no value in scope",
+        );
+        rejects(
+            &with_step(
+                r#"{"let": "c", "op": "gt", "args": ["y", 0]}, {"let": "z", "op": "neg", "args": ["c"]}"#,
+            ),
+            "step 5 (neg z = neg(c)): Negation",
+        );
+        rejects(
+            &with_step(
+                r#"{"let": "c", "op": "to", "args": ["y"], "dtype": "int32"}, {"let": "z", "op": "mean", "args": ["c"]}"#,
+            ),
+            "step 5 (mean z = mean(c))",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "where", "args": ["y", "y", 0.5]}"#),
+            "where expected condition",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "to", "args": ["y"]}"#),
+            "needs `dtype`",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "transpose", "args": ["y", "y", 1]}"#),
+            "argument 1: expected an integer",
+        );
+    }
+
+    #[test]
+    fn a_single_op_spec_is_a_one_step_program() {
+        let spec = Spec::from_json(crate::aot::SEED_SPEC_JSON).unwrap();
+        let p = Program::from_spec(&spec).unwrap();
+        assert_eq!(p.steps.len(), 1);
+        assert_eq!(p.steps[0].op, StepOp::Op(Op::Add));
+        assert_eq!(p.symbols, spec.symbols);
+        assert_eq!(p.hints, spec.hints);
+        assert_eq!(
+            p.inputs[0].strides,
+            InputStrides::Layout(MemoryFormat::ChannelsLast)
+        );
+    }
+}

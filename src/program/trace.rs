@@ -1,0 +1,667 @@
+//! One trace of a whole program, written once over [`Int`].
+//!
+//! [`run_steps`] walks the steps with the generic layers: views through [`View`], ops through
+//! [`op::plan_op`] (the TensorIterator build with dtypes), reductions through
+//! [`reduction_meta`], copies through the layout functions. At `i64` it is the concrete
+//! (eager) answer; at [`SymInt`] in one [`ShapeEnv`] it is the symbolic trace, whose guards
+//! each name the step that asked ([`trace`]).
+
+use super::spec::{InputStrides, Program, StepArg, StepOp};
+use crate::iter::TensorSpec;
+use crate::layout::{self, MemoryFormat};
+use crate::op::{self, Arg, Dest};
+use crate::reduce::{reduction_meta, Dims};
+use crate::sym::{
+    decide_under, Bindings, BoolExpr, Expr, Guard, GuardSet, ShapeEnv, SymInt, Symbol, SymbolSpec,
+};
+use crate::view::{SqueezeDims, View};
+use crate::{DType, Error, Int, Result};
+
+/// One value of a program: a layout over a storage, and its dtype.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Value<I> {
+    /// Sizes.
+    pub sizes: Vec<I>,
+    /// Strides (elements).
+    pub strides: Vec<I>,
+    /// Storage offset (elements).
+    pub offset: I,
+    /// Element type.
+    pub dtype: DType,
+    /// The value that allocated the storage this value lives in (itself when it allocated).
+    pub storage: usize,
+    /// Elements of that storage.
+    pub storage_numel: I,
+}
+
+impl<I: Int> Value<I> {
+    /// Whether this value is a view of another value's storage.
+    pub fn aliases(&self, me: usize) -> Option<usize> {
+        (self.storage != me).then_some(self.storage)
+    }
+
+    pub(crate) fn spec(&self, me: usize) -> TensorSpec<I> {
+        TensorSpec::typed(self.sizes.clone(), self.strides.clone(), self.dtype)
+            .with_offset(self.offset.clone())
+            .with_storage(
+                self.storage as u64,
+                self.storage_numel.clone() * I::from_i64(self.dtype.element_size() as i64),
+            )
+            .with_tensor_id(me as u64)
+    }
+
+    fn allocated(sizes: Vec<I>, strides: Vec<I>, dtype: DType, me: usize) -> Value<I> {
+        let numel = layout::numel(&sizes);
+        Value {
+            sizes,
+            strides,
+            offset: I::from_i64(0),
+            dtype,
+            storage: me,
+            storage_numel: numel,
+        }
+    }
+
+    fn view(&self, v: View<I>) -> Value<I> {
+        let (sizes, strides, offset) = v.into_parts();
+        Value {
+            sizes,
+            strides,
+            offset,
+            dtype: self.dtype,
+            storage: self.storage,
+            storage_numel: self.storage_numel.clone(),
+        }
+    }
+}
+
+/// Prefixes an error's message with the step's label (the variant, hence the golden
+/// category, is kept).
+pub(crate) fn in_step(e: Error, label: &str) -> Error {
+    let pre = |m: String| format!("{label}: {m}");
+    match e {
+        Error::Index { message } => Error::Index {
+            message: pre(message),
+        },
+        Error::Shape { message } => Error::Shape {
+            message: pre(message),
+        },
+        Error::View { message } => Error::View {
+            message: pre(message),
+        },
+        Error::Expand { message } => Error::Expand {
+            message: pre(message),
+        },
+        Error::DType { message } => Error::DType {
+            message: pre(message),
+        },
+        Error::Invalid { message } => Error::Invalid {
+            message: pre(message),
+        },
+        Error::MemoryOverlap { message } => Error::MemoryOverlap {
+            message: pre(message),
+        },
+        other => other,
+    }
+}
+
+fn konst(e: &Expr, what: &str) -> Result<i64> {
+    e.as_const()
+        .ok_or_else(|| Error::invalid(format!("{what} must be an integer, not `{e}`")))
+}
+
+/// The program's inputs in the engine's integers.
+fn inputs<I: Int>(p: &Program, lift: &dyn Fn(&Expr) -> Result<I>) -> Result<Vec<Value<I>>> {
+    p.inputs
+        .iter()
+        .enumerate()
+        .map(|(k, inp)| {
+            let sizes = inp.sizes.iter().map(lift).collect::<Result<Vec<I>>>()?;
+            layout::check_sizes(&inp.name, &sizes)?;
+            let (strides, storage_numel) = match &inp.strides {
+                InputStrides::Layout(f) => (
+                    layout::strides_for_format(&sizes, *f)?,
+                    layout::numel(&sizes),
+                ),
+                InputStrides::Exprs(es) => {
+                    let strides = es.iter().map(lift).collect::<Result<Vec<I>>>()?;
+                    layout::check_layout(&inp.name, &sizes, &strides)?;
+                    // The last element addressed plus one (size-0 dims count as size 1).
+                    let one = I::from_i64(1);
+                    let extent = sizes.iter().zip(&strides).fold(one.clone(), |acc, (z, s)| {
+                        acc + (z.max(&one) - one.clone()) * s.clone()
+                    });
+                    (strides, extent)
+                }
+            };
+            Ok(Value {
+                sizes,
+                strides,
+                offset: I::from_i64(0),
+                dtype: inp.dtype,
+                storage: k,
+                storage_numel,
+            })
+        })
+        .collect()
+}
+
+fn int<I: Int>(a: &StepArg, lift: &dyn Fn(&Expr) -> Result<I>) -> Result<I> {
+    match a {
+        StepArg::Int(e) => lift(e),
+        other => Err(Error::invalid(format!(
+            "expected an integer, got {other:?}"
+        ))),
+    }
+}
+
+fn opt_int<I: Int>(a: &StepArg, lift: &dyn Fn(&Expr) -> Result<I>) -> Result<Option<I>> {
+    match a {
+        StepArg::Null => Ok(None),
+        other => int(other, lift).map(Some),
+    }
+}
+
+fn ints<I: Int>(a: &StepArg, lift: &dyn Fn(&Expr) -> Result<I>) -> Result<Vec<I>> {
+    match a {
+        StepArg::Ints(es) => es.iter().map(lift).collect(),
+        other => Err(Error::invalid(format!(
+            "expected a list of integers, got {other:?}"
+        ))),
+    }
+}
+
+fn cint(a: &StepArg, what: &str) -> Result<i64> {
+    match a {
+        StepArg::Int(e) => konst(e, what),
+        other => Err(Error::invalid(format!(
+            "{what}: expected an integer, got {other:?}"
+        ))),
+    }
+}
+
+fn cints(a: &StepArg, what: &str) -> Result<Vec<i64>> {
+    match a {
+        StepArg::Ints(es) => es.iter().map(|e| konst(e, what)).collect(),
+        other => Err(Error::invalid(format!(
+            "{what}: expected a list of integers, got {other:?}"
+        ))),
+    }
+}
+
+/// A view step (`x` is the tensor argument).
+fn view_step<I: Int>(
+    name: &str,
+    x: &Value<I>,
+    a: &[StepArg],
+    lift: &dyn Fn(&Expr) -> Result<I>,
+    me: usize,
+) -> Result<Value<I>> {
+    let v = View::new(x.sizes.clone(), x.strides.clone(), x.offset.clone())?;
+    let reshaped = |r: crate::view::Reshaped<I>| {
+        if r.copied {
+            let (sizes, strides, _) = r.view.into_parts();
+            Value::allocated(sizes, strides, x.dtype, me)
+        } else {
+            x.view(r.view)
+        }
+    };
+    let out = match name {
+        "permute" => v.permute(&cints(&a[0], "permute dims")?)?,
+        "transpose" => v.transpose(cint(&a[0], "dim0")?, cint(&a[1], "dim1")?)?,
+        "t" => v.t()?,
+        "expand" => v.expand(&ints(&a[0], lift)?)?,
+        "slice" => v.slice(
+            cint(&a[0], "dim")?,
+            opt_int(&a[1], lift)?,
+            opt_int(&a[2], lift)?,
+            cint(&a[3], "step")?,
+        )?,
+        "narrow" => v.narrow(cint(&a[0], "dim")?, int(&a[1], lift)?, int(&a[2], lift)?)?,
+        "select" => v.select(cint(&a[0], "dim")?, int(&a[1], lift)?)?,
+        "unsqueeze" => v.unsqueeze(cint(&a[0], "dim")?)?,
+        "squeeze" => v.squeeze(&match &a[0] {
+            StepArg::Null => SqueezeDims::All,
+            StepArg::Ints(_) => SqueezeDims::Many(cints(&a[0], "squeeze dims")?),
+            other => SqueezeDims::One(cint(other, "squeeze dim")?),
+        })?,
+        "flatten" => {
+            return Ok(reshaped(
+                v.flatten(cint(&a[0], "start")?, cint(&a[1], "end")?)?,
+            ))
+        }
+        "unflatten" => v.unflatten(cint(&a[0], "dim")?, &ints(&a[1], lift)?)?,
+        "movedim" => v.movedim(cint(&a[0], "source")?, cint(&a[1], "destination")?)?,
+        "view" => v.view(&ints(&a[0], lift)?)?,
+        "reshape" => return Ok(reshaped(v.reshape(&ints(&a[0], lift)?)?)),
+        "as_strided" => v.as_strided(
+            ints(&a[0], lift)?,
+            ints(&a[1], lift)?,
+            int(&a[2], lift)?,
+            &x.storage_numel,
+        )?,
+        "diagonal" => v.diagonal(
+            cint(&a[0], "offset")?,
+            cint(&a[1], "dim1")?,
+            cint(&a[2], "dim2")?,
+        )?,
+        "unfold" => v.unfold(cint(&a[0], "dim")?, int(&a[1], lift)?, cint(&a[2], "step")?)?,
+        other => return Err(Error::invalid(format!("unknown view op `{other}`"))),
+    };
+    Ok(x.view(out))
+}
+
+/// Whether `x` is contiguous in `format` (PyTorch's `is_contiguous(memory_format)`).
+fn is_contiguous_as<I: Int>(x: &Value<I>, format: MemoryFormat) -> Result<bool> {
+    match format {
+        MemoryFormat::ChannelsLast if x.sizes.len() == 4 => {
+            layout::is_channels_last_contiguous_2d(&x.sizes, &x.strides)
+        }
+        MemoryFormat::ChannelsLast3d if x.sizes.len() == 5 => {
+            layout::is_channels_last_contiguous_3d(&x.sizes, &x.strides)
+        }
+        MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => Ok(false),
+        _ => layout::is_contiguous(&x.sizes, &x.strides),
+    }
+}
+
+/// Strides of a new tensor of `x`'s sizes in `format` (`Preserve`: `empty_like`'s).
+fn strides_like<I: Int>(x: &Value<I>, format: MemoryFormat) -> Result<Vec<I>> {
+    match format {
+        MemoryFormat::Preserve => layout::empty_like_strides(&x.sizes, &x.strides),
+        f => layout::strides_for_format(&x.sizes, f),
+    }
+}
+
+/// One step: the value it defines (`me` is its value index).
+fn step<I: Int>(
+    p: &Program,
+    k: usize,
+    vals: &[Value<I>],
+    lift: &dyn Fn(&Expr) -> Result<I>,
+) -> Result<Value<I>> {
+    let st = &p.steps[k];
+    let me = p.inputs.len() + k;
+    let value = |a: &StepArg| -> Result<&Value<I>> {
+        match a {
+            StepArg::Value(i) => Ok(&vals[*i]),
+            other => Err(Error::invalid(format!("expected a value, got {other:?}"))),
+        }
+    };
+    match &st.op {
+        StepOp::View(name) => view_step(name, value(&st.args[0])?, &st.args[1..], lift, me),
+        StepOp::Op(op) => {
+            let args = st
+                .args
+                .iter()
+                .map(|a| match a {
+                    StepArg::Value(i) => Ok(Arg::Tensor(vals[*i].spec(*i))),
+                    StepArg::Number(s) => Ok(Arg::Scalar(*s)),
+                    other => Err(Error::invalid(format!(
+                        "expected a value or a number, got {other:?}"
+                    ))),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let plan = op::plan_op(*op, &args, &Dest::New)?;
+            Ok(Value::allocated(
+                plan.out_sizes().to_vec(),
+                plan.out_strides().to_vec(),
+                plan.out_dtype,
+                me,
+            ))
+        }
+        StepOp::Reduce(op) => {
+            let x = value(&st.args[0])?;
+            let dims = match st.args.get(1) {
+                None | Some(StepArg::Null) => Dims::All,
+                Some(StepArg::Int(e)) => Dims::One(konst(e, "dim")?),
+                Some(a) => Dims::List(cints(a, "dim")?),
+            };
+            let input = TensorSpec::new(x.sizes.clone(), x.strides.clone(), x.dtype.element_size())
+                .with_offset(x.offset.clone());
+            let m = reduction_meta(*op, &input, x.dtype, &dims, st.keepdim)?;
+            Ok(Value::allocated(m.sizes, m.strides, m.dtype, me))
+        }
+        StepOp::Contiguous => {
+            let x = value(&st.args[0])?;
+            let f = st.memory_format;
+            let rank = match f {
+                MemoryFormat::ChannelsLast => Some(4),
+                MemoryFormat::ChannelsLast3d => Some(5),
+                _ => None,
+            };
+            if let Some(r) = rank.filter(|r| *r != x.sizes.len()) {
+                return Err(Error::invalid(format!(
+                    "required rank {r} tensor to use {} format",
+                    f.name()
+                )));
+            }
+            if is_contiguous_as(x, f)? {
+                Ok(x.clone())
+            } else {
+                Ok(Value::allocated(
+                    x.sizes.clone(),
+                    strides_like(x, f)?,
+                    x.dtype,
+                    me,
+                ))
+            }
+        }
+        StepOp::Clone => {
+            let x = value(&st.args[0])?;
+            let strides = strides_like(x, st.memory_format)?;
+            Ok(Value::allocated(x.sizes.clone(), strides, x.dtype, me))
+        }
+        StepOp::To => {
+            let x = value(&st.args[0])?;
+            let d = st
+                .dtype
+                .ok_or_else(|| Error::invalid("`to` without a dtype"))?;
+            if d == x.dtype {
+                return Ok(x.clone());
+            }
+            let strides = strides_like(x, MemoryFormat::Preserve)?;
+            Ok(Value::allocated(x.sizes.clone(), strides, d, me))
+        }
+    }
+}
+
+/// Runs every step over `I`; `after_step(k)` is called once step `k` has run. Returns the
+/// values (inputs, then one per step). An error names its step.
+pub fn run_steps<I: Int>(
+    p: &Program,
+    lift: &dyn Fn(&Expr) -> Result<I>,
+    mut after_step: impl FnMut(usize),
+) -> Result<Vec<Value<I>>> {
+    let mut vals = inputs(p, lift)?;
+    for k in 0..p.steps.len() {
+        let v = step(p, k, &vals, lift).map_err(|e| in_step(e, &p.steps[k].label))?;
+        vals.push(v);
+        after_step(k);
+    }
+    Ok(vals)
+}
+
+/// The concrete (eager) values' layouts at `b`.
+pub fn concrete(p: &Program, b: &Bindings) -> Result<Vec<Value<i64>>> {
+    run_steps(p, &|e: &Expr| e.eval(b), |_| {})
+}
+
+/// A symbolic trace: the values as expressions over the symbols and the guards under which
+/// they hold.
+#[derive(Clone, Debug)]
+pub struct ProgramTrace {
+    /// The traced values (inputs, then one per step); `Err` when the trace stopped at a step
+    /// (the error of every binding the guards admit).
+    pub values: std::result::Result<Vec<Value<Expr>>, Error>,
+    /// The guards: symbol ranges first, then the recorded ones, each reason naming its step.
+    pub guards: GuardSet,
+}
+
+fn map_value(v: Value<SymInt>) -> Value<Expr> {
+    let e = |x: &SymInt| x.expr().clone();
+    Value {
+        sizes: v.sizes.iter().map(e).collect(),
+        strides: v.strides.iter().map(e).collect(),
+        offset: e(&v.offset),
+        dtype: v.dtype,
+        storage: v.storage,
+        storage_numel: e(&v.storage_numel),
+    }
+}
+
+/// Traces `p` once at `hints` (one symbol per name, range `>= 1` when its hint is positive).
+pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
+    let env = ShapeEnv::default();
+    let mut guards = Vec::new();
+    for s in &p.symbols {
+        let h = hints
+            .get(s)
+            .ok_or_else(|| Error::symbol(format!("no hint for symbol `{s}`")))?;
+        if h < 0 {
+            return Err(Error::symbol(format!(
+                "symbol `{s}` = {h}: sizes are non-negative"
+            )));
+        }
+        let min = i64::from(h > 0);
+        env.create_symbol(
+            s,
+            h,
+            SymbolSpec {
+                min,
+                ..SymbolSpec::default()
+            },
+        )?;
+        if min > 0 {
+            guards.push(Guard {
+                cond: BoolExpr::ge(&Expr::symbol(s), &Expr::constant(1)),
+                reason: format!("symbol range: `{s}` was traced as a size >= 1"),
+            });
+        }
+    }
+    // Which step recorded each guard (by condition; the environment prunes and dedups).
+    let mut asked: Vec<(BoolExpr, usize)> = Vec::new();
+    let lift = |e: &Expr| -> Result<SymInt> { Ok(SymInt::from_expr(e.clone(), &env)) };
+    let values = run_steps(p, &lift, |k| {
+        for g in env.guards() {
+            if !asked.iter().any(|(c, _)| *c == g.cond) {
+                asked.push((g.cond, k));
+            }
+        }
+    });
+    let failed_at = p.steps.len();
+    for g in env.guards() {
+        let k = asked
+            .iter()
+            .find(|(c, _)| *c == g.cond)
+            .map_or(failed_at, |(_, k)| *k);
+        let label = p
+            .steps
+            .get(k)
+            .map_or("the failing step", |s| s.label.as_str());
+        guards.push(Guard {
+            cond: g.cond,
+            reason: format!("{label}: {}", g.reason),
+        });
+    }
+    let guards = merge_size_one(&p.symbols, drop_implied(&p.symbols, guards));
+    let values = match values {
+        Ok(vs) => Ok(vs.into_iter().map(map_value).collect()),
+        Err(e @ (Error::Overflow { .. } | Error::Limit { .. } | Error::Symbol { .. })) => {
+            return Err(e)
+        }
+        Err(e) => Err(e),
+    };
+    Ok(ProgramTrace {
+        values,
+        guards: GuardSet::from(guards),
+    })
+}
+
+/// Drops every guard the remaining ones imply (sizes are non-negative), latest first, so
+/// the conjunction never changes: `t >= 1` goes when a step asked `t >= 2`.
+fn drop_implied(symbols: &[String], mut guards: Vec<Guard>) -> Vec<Guard> {
+    let mins: Vec<(Symbol, i64)> = symbols.iter().map(|s| (Symbol::new(s), 0)).collect();
+    let mut i = guards.len();
+    while i > 0 {
+        i -= 1;
+        let others: Vec<&BoolExpr> = guards
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, g)| &g.cond)
+            .collect();
+        if decide_under(&mins, &others, &guards[i].cond) == Some(true) {
+            guards.remove(i);
+        }
+    }
+    guards
+}
+
+/// Merges a range guard `s >= 1` and a recorded `s != 1` into the equivalent `s >= 2` (one
+/// guard instead of two, as PyTorch's `2 <= s`).
+fn merge_size_one(symbols: &[String], mut guards: Vec<Guard>) -> Vec<Guard> {
+    for s in symbols {
+        let sym = Expr::symbol(s);
+        let range = BoolExpr::ge(&sym, &Expr::constant(1));
+        let not_one = BoolExpr::ne(&sym, &Expr::constant(1));
+        let (Some(r), Some(n)) = (
+            guards.iter().position(|g| g.cond == range),
+            guards.iter().position(|g| g.cond == not_one),
+        ) else {
+            continue;
+        };
+        // The merged guard takes the range guard's (earlier) place: guards that divide by
+        // `s` stay behind the one saying `s` is positive.
+        let reason = format!("{} (with the range `{s}` >= 1)", guards[n].reason);
+        guards[r] = Guard {
+            cond: BoolExpr::ge(&sym, &Expr::constant(2)),
+            reason,
+        };
+        guards.remove(n);
+    }
+    guards
+}
+
+impl ProgramTrace {
+    /// Whether the guards admit `b`: every guard evaluates to true. A guard that cannot be
+    /// evaluated at `b` (a division by a size that is 0 there) does not admit it.
+    pub fn admits(&self, b: &Bindings) -> Result<bool> {
+        for g in &self.guards.guards {
+            match g.cond.eval(b) {
+                Ok(true) => {}
+                Ok(false) | Err(Error::DivisionByZero { .. }) => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    /// The traced values instantiated at `b` (the caller checks [`Self::admits`]).
+    pub fn instantiate(&self, b: &Bindings) -> Result<Vec<Value<i64>>> {
+        let vals = self.values.as_ref().map_err(Clone::clone)?;
+        vals.iter()
+            .map(|v| {
+                let e = |xs: &[Expr]| xs.iter().map(|x| x.eval(b)).collect::<Result<Vec<_>>>();
+                Ok(Value {
+                    sizes: e(&v.sizes)?,
+                    strides: e(&v.strides)?,
+                    offset: v.offset.eval(b)?,
+                    dtype: v.dtype,
+                    storage: v.storage,
+                    storage_numel: v.storage_numel.eval(b)?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADS: &str = r#"{"name": "heads",
+ "inputs": [{"name": "x", "sizes": ["b", "s", 64], "layout": "contiguous", "dtype": "float32"},
+            {"name": "bias", "sizes": [4, 1, 16], "layout": "contiguous"}],
+ "hints": {"b": 2, "s": 5},
+ "steps": [{"let": "q",  "op": "view",      "args": ["x", ["b", "s", 4, 16]]},
+           {"let": "qt", "op": "transpose", "args": ["q", 1, 2]},
+           {"let": "y",  "op": "add",       "args": ["qt", "bias"]},
+           {"let": "z",  "op": "sum",       "args": ["y", [-1]], "keepdim": true}],
+ "outputs": ["z", "qt"]}"#;
+
+    #[test]
+    fn pruning_and_merging_keep_the_conjunction() {
+        let g = |c: &str| Guard {
+            cond: BoolExpr::parse(c).unwrap(),
+            reason: c.to_string(),
+        };
+        let syms = vec!["a".to_string(), "b".to_string()];
+        let before = vec![
+            g("a >= 1"),
+            g("b >= 1"),
+            g("a != 1"),
+            g("b >= 3"),
+            g("a*b != 1"),
+        ];
+        let after = merge_size_one(&syms, drop_implied(&syms, before.clone()));
+        assert!(after.len() < before.len(), "{after:?}");
+        let (gb, ga) = (GuardSet::from(before), GuardSet::from(after));
+        for a in 0..8 {
+            for b in 0..8 {
+                let bind = Bindings::from_pairs([("a", a), ("b", b)]);
+                assert_eq!(
+                    gb.eval(&bind).unwrap().is_pass(),
+                    ga.eval(&bind).unwrap().is_pass(),
+                    "a={a} b={b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn copies_follow_pytorch_and_aliases_are_kept() {
+        let p = Program::from_json(
+            r#"{"inputs": [{"name": "x", "sizes": ["n", 3], "layout": "contiguous"}],
+                "hints": {"n": 2},
+                "steps": [{"let": "t", "op": "transpose", "args": ["x", 0, 1]},
+                          {"let": "c1", "op": "clone", "args": ["t"]},
+                          {"let": "c2", "op": "contiguous", "args": ["t"]},
+                          {"let": "c3", "op": "contiguous", "args": ["x"]},
+                          {"let": "f", "op": "to", "args": ["t"], "dtype": "float32"},
+                          {"let": "i", "op": "to", "args": ["t"], "dtype": "int64"},
+                          {"let": "nw", "op": "narrow", "args": ["x", 1, 0, 2]},
+                          {"let": "c4", "op": "clone", "args": ["nw"]},
+                          {"let": "c5", "op": "clone", "args": ["t"], "memory_format": "contiguous"}],
+                "outputs": ["c1"]}"#,
+        )
+        .unwrap();
+        let v = concrete(&p, &p.hint_bindings()).unwrap();
+        let layout = |k: usize| (v[k].strides.clone(), v[k].dtype, v[k].aliases(k));
+        assert_eq!(layout(2), (vec![1, 3], DType::F32, None)); // clone keeps dense strides
+        assert_eq!(layout(3), (vec![2, 1], DType::F32, None)); // contiguous copies
+        assert_eq!(layout(4), (vec![3, 1], DType::F32, Some(0))); // already contiguous: self
+        assert_eq!(layout(5), (vec![1, 3], DType::F32, Some(0))); // same dtype: self
+        assert_eq!(layout(6), (vec![1, 3], DType::I64, None));
+        assert_eq!(layout(8), (vec![2, 1], DType::F32, None)); // not dense: dense strides
+        assert_eq!(layout(9), (vec![2, 1], DType::F32, None));
+        // The symbolic trace agrees at other bindings its guards admit.
+        let t = trace(&p, &p.hint_bindings()).unwrap();
+        for n in 0..6 {
+            let b = Bindings::from_pairs([("n", n)]);
+            if t.admits(&b).unwrap() {
+                assert_eq!(t.instantiate(&b).unwrap(), concrete(&p, &b).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn concrete_layouts_of_the_readme_example() {
+        let p = Program::from_json(HEADS).unwrap();
+        let v = concrete(&p, &p.hint_bindings()).unwrap();
+        assert_eq!(v[3].sizes, vec![2, 4, 5, 16]);
+        assert_eq!(v[3].strides, vec![320, 16, 64, 1]);
+        assert_eq!(v[3].aliases(3), Some(0));
+        assert_eq!(v[5].sizes, vec![2, 4, 5, 1]);
+        assert_eq!(v[5].aliases(5), None);
+    }
+
+    #[test]
+    fn symbolic_trace_matches_concrete_and_names_steps() {
+        let p = Program::from_json(HEADS).unwrap();
+        let t = trace(&p, &p.hint_bindings()).unwrap();
+        for (b, s) in [(2, 5), (3, 7), (1, 9), (4, 1)] {
+            let bind = Bindings::from_pairs([("b", b), ("s", s)]);
+            if t.admits(&bind).unwrap() {
+                assert_eq!(t.instantiate(&bind).unwrap(), concrete(&p, &bind).unwrap());
+            }
+        }
+        for g in &t.guards.guards[..] {
+            assert!(
+                g.reason.starts_with("symbol range") || g.reason.starts_with("step "),
+                "{}",
+                g.reason
+            );
+        }
+    }
+}
