@@ -111,12 +111,15 @@ mod specialization;
 mod trace;
 
 pub use artifact::{Artifact, CheckOutcome, ARTIFACT_FORMAT, FORMAT_VERSION};
-pub use cover::{compile_specializations, CompileOptions};
+pub use cover::{
+    compile_cover, compile_specializations, cover_domain, uncovered_region, CompileOptions,
+    Coverage,
+};
 pub use dispatch::{empty_plan, DispatchStats, Dispatched, Dispatcher, Values};
 pub use exec::{random_inputs, verify, Execution};
 pub use spec::{InputSpec, Op, SizeSpec, Spec, StrideSpec, SEED_SPEC_JSON};
 pub use specialization::Specialization;
-pub use trace::{build_concrete, concrete_plan, symbol_min, trace, ELEMENT_SIZE};
+pub use trace::{build_concrete, concrete_plan, symbol_min, trace, trace_or_error, ELEMENT_SIZE};
 
 use crate::error::Result;
 

@@ -380,6 +380,14 @@ impl Spec {
         serde_json::to_value(raw).unwrap_or(Value::Null)
     }
 
+    /// True when symbol `i` is some input's size; otherwise it is a stride symbol (a whole
+    /// stride of some input). Both are non-negative: specs have no negative strides.
+    pub fn is_size_symbol(&self, i: usize) -> bool {
+        self.inputs
+            .iter()
+            .any(|inp| inp.sizes.iter().any(|s| *s == SizeSpec::Sym(i)))
+    }
+
     /// Index of a symbol.
     pub fn symbol_index(&self, name: &str) -> Option<usize> {
         self.symbols.iter().position(|n| n == name)

@@ -26,6 +26,67 @@ pub fn decide_under(mins: &[(Symbol, i64)], facts: &[&BoolExpr], goal: &BoolExpr
     k.decide(goal)
 }
 
+/// What is known inside one region of a case split over conditions: lower bounds on the
+/// symbols plus the conditions assumed so far, with the static reasoning of a `ShapeEnv`
+/// (canonical form, intervals, bounds, exclusions, substitutions; `Max`/`Min` atoms by case
+/// splits). Used by `--cover` to prove that a set of guard sets covers a domain: each branch
+/// of the split assumes one more literal, and a literal the facts already decide is either
+/// implied (nothing to split) or contradictory (the region is empty).
+#[derive(Clone, Debug)]
+pub struct Facts {
+    k: Knowledge,
+}
+
+impl Facts {
+    /// No facts beyond `symbol >= min` for each `(symbol, min)` (unbounded above).
+    pub fn new(mins: &[(Symbol, i64)]) -> Facts {
+        Facts {
+            k: Knowledge::new(
+                mins.iter()
+                    .map(|(s, m)| (s.clone(), Interval::new(*m as i128, POS_INF)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Adds a condition known to hold in this region.
+    pub fn assume(&mut self, b: &BoolExpr) {
+        self.k.assume(b);
+    }
+
+    /// Decides `goal` in this region: `Some(true)` when the facts imply it, `Some(false)`
+    /// when they imply its negation, `None` when undecided.
+    pub fn decide(&self, goal: &BoolExpr) -> Option<bool> {
+        if let Some(v) = self.k.decide(goal) {
+            return Some(v);
+        }
+        if goal.has_non_polynomial() {
+            let g = self.k.apply_subst_bool(goal);
+            return self.k.decide_by_cases(&g, 3).ok().flatten();
+        }
+        None
+    }
+
+    /// The interval the facts give a symbol: `(lo, hi)` with `None` for unbounded.
+    pub fn range(&self, s: &Symbol) -> (Option<i64>, Option<i64>) {
+        let iv = self.k.interval(&Expr::from_symbol(s));
+        let lo = (iv.lo != i128::MIN)
+            .then(|| i64::try_from(iv.lo).ok())
+            .flatten();
+        let hi = (iv.hi != POS_INF)
+            .then(|| i64::try_from(iv.hi).ok())
+            .flatten();
+        (lo, hi)
+    }
+
+    /// The expression a symbol was eliminated for by an assumed equality (`b` for `a` after
+    /// `a == b`), if any.
+    pub fn substitution(&self, s: &Symbol) -> Option<Expr> {
+        let e = self.k.apply_subst(&Expr::from_symbol(s));
+        (e.as_symbol() != Some(s)).then_some(e)
+    }
+}
+
 /// One term of a polynomial: `coefficient * Π symbol^exponent`.
 pub type PolyTerm = (i64, Vec<(Symbol, u32)>);
 
