@@ -39,7 +39,7 @@ use super::specialization::Specialization;
 use super::trace::{trace, trace_or_error};
 use crate::error::Result;
 use crate::iter::Plan;
-use crate::sym::{decide_under, Bindings, BoolExpr, Expr, Facts, Guard, Symbol};
+use crate::sym::{decide_under, Bindings, BoolExpr, Expr, Facts, Guard, Rel, Symbol};
 use std::collections::HashMap;
 
 /// Options of a compile.
@@ -94,7 +94,10 @@ pub fn cover_domain(spec: &Spec, zero: bool) -> Vec<BoolExpr> {
             for e in es {
                 if e.as_const().is_none() && e.as_symbol().is_none() {
                     let c = BoolExpr::ge(e, &Expr::constant(0));
-                    if !out.contains(&c) {
+                    // `b*s >= 0` follows from `b, s >= 0`: not worth stating.
+                    let mins: Vec<(Symbol, i64)> =
+                        spec.symbols.iter().map(|n| (Symbol::new(n), 0)).collect();
+                    if decide_under(&mins, &[], &c) != Some(true) && !out.contains(&c) {
                         out.push(c);
                     }
                 }
@@ -134,6 +137,18 @@ pub fn compile_cover(
             let mut prover = Prover::new(spec, &domain, &out, &given_up);
             prover.search()
         };
+        if std::env::var_os("SYMSTRIDE_COVER_DEBUG").is_some() {
+            eprintln!(
+                "cover: {} specializations, {} given up, {}",
+                out.len(),
+                given_up.len(),
+                match &found {
+                    Found::Covered => "covered".to_string(),
+                    Found::Region(l, _) | Found::Budget(l) =>
+                        format!("region {}", BoolExpr::and_all(l.clone())),
+                }
+            );
+        }
         let region = match found {
             Found::Covered => break,
             Found::Budget(lits) => {
@@ -341,14 +356,34 @@ impl Prover {
     /// another order than along the branch, which catches substitutions found late).
     fn contradictory(&self, lits: &[BoolExpr]) -> bool {
         (0..lits.len()).any(|i| {
-            let mut f = self.facts.clone();
-            for (j, l) in lits.iter().enumerate().rev() {
-                if j != i {
-                    f.assume(l);
-                }
-            }
-            f.decide(&lits[i]) == Some(false)
+            let others: Vec<&BoolExpr> = lits
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, l)| l)
+                .collect();
+            self.facts_for(&others).decide(&lits[i]) == Some(false)
         })
+    }
+
+    /// The domain's facts plus `lits`, equalities first (so that their substitutions
+    /// normalize every later fact).
+    fn facts_for(&self, lits: &[&BoolExpr]) -> Facts {
+        let mut f = self.facts.clone();
+        let extra: Vec<BoolExpr> = lits.iter().flat_map(|l| consequences(l)).collect();
+        let lits: Vec<&BoolExpr> = extra.iter().chain(lits.iter().copied()).collect();
+        let is_eq = |l: &BoolExpr| matches!(l.as_cmp(), Some((Rel::Eq, _)));
+        // Simple equalities first (`b == c`, `c == 0` before `b*s == c`), so that their
+        // substitutions reach the nonlinear ones.
+        let mut eqs: Vec<&BoolExpr> = lits.iter().copied().filter(|l| is_eq(l)).collect();
+        eqs.sort_by_key(|l| l.node_count());
+        for l in eqs {
+            f.assume(l);
+        }
+        for l in lits.iter().filter(|l| !is_eq(l)) {
+            f.assume(l);
+        }
+        f
     }
 
     fn rec(&mut self, assign: &mut Vec<Option<bool>>, facts: &Facts) -> Found {
@@ -402,9 +437,19 @@ impl Prover {
                 } else {
                     self.atoms[i].not()
                 };
-                let mut f = facts.clone();
-                f.assume(&lit);
                 assign[i] = Some(v);
+                // An equality rebuilds the facts so that it rewrites the earlier ones.
+                let f = if matches!(lit.as_cmp(), Some((Rel::Eq, _))) {
+                    let lits = self.literals(assign);
+                    self.facts_for(&lits.iter().collect::<Vec<_>>())
+                } else {
+                    let mut f = facts.clone();
+                    for c in consequences(&lit) {
+                        f.assume(&c);
+                    }
+                    f.assume(&lit);
+                    f
+                };
                 let r = self.rec(assign, &f);
                 assign[i] = None;
                 if !matches!(r, Found::Covered) {
@@ -418,6 +463,24 @@ impl Prover {
             assign[i] = None;
         }
         result
+    }
+}
+
+/// Facts a literal implies on non-negative integers that intervals do not see: a product
+/// of symbols equal to 1 makes every factor 1 (`b*s == 1` gives `b == 1`, `s == 1`).
+fn consequences(lit: &BoolExpr) -> Vec<BoolExpr> {
+    let Some((Rel::Eq, p)) = lit.as_cmp() else {
+        return Vec::new();
+    };
+    let Some(terms) = p.polynomial_terms() else {
+        return Vec::new();
+    };
+    match terms.as_slice() {
+        [(c, fs), (-1, k)] | [(-1, k), (c, fs)] if k.is_empty() && *c == 1 && fs.len() > 1 => fs
+            .iter()
+            .map(|(s, _)| BoolExpr::eq(&Expr::symbol(s.as_str()), &Expr::constant(1)))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

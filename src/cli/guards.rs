@@ -43,16 +43,26 @@ pub fn describe(a: &Artifact) -> String {
             .zip(&sp.traced_at)
             .map(|(n, v)| format!("{n}={v}"))
             .collect();
-        let out: Vec<String> = sp.plan.output_strides[0]
-            .iter()
-            .map(|e| e.to_string())
-            .collect();
-        let _ = writeln!(
-            s,
-            "specialization {k} (traced at {}): output strides [{}]",
-            at.join(","),
-            out.join(", ")
-        );
+        match (&sp.error, sp.plan.output_strides.first()) {
+            (None, Some(strides)) => {
+                let out: Vec<String> = strides.iter().map(|e| e.to_string()).collect();
+                let _ = writeln!(
+                    s,
+                    "specialization {k} (traced at {}): output strides [{}]",
+                    at.join(","),
+                    out.join(", ")
+                );
+            }
+            (error, _) => {
+                // An error specialization: the op fails wherever its guards hold.
+                let _ = writeln!(
+                    s,
+                    "specialization {k} (traced at {}): {} error",
+                    at.join(","),
+                    error.as_deref().unwrap_or("an")
+                );
+            }
+        }
         if sp.guards.is_empty() {
             let _ = writeln!(s, "  (no guards: admits every binding)");
         }
