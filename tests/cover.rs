@@ -539,3 +539,29 @@ fn check_of_one_binding_on_a_loaded_cover_is_fast() {
         assert!(per < 1e-3, "{:?}: {per}", spec.name);
     }
 }
+
+#[test]
+fn free_stride_symbols_are_covered_completely() {
+    // Strides that are free symbols: their order decides the permutation, so the classes
+    // multiply; the proof needs the facts' substitutions and cancelled positive factors
+    // (`a*s == t`, `s == t`, `s >= 1` refute `a >= 2`).
+    for json in [
+        r#"{"op":"neg","inputs":[{"sizes":["a","b"],"strides":["s","t"]}],"hints":{"a":3,"b":4,"s":1,"t":3}}"#,
+        r#"{"op":"add","inputs":[{"sizes":["a","b"],"strides":["s","t"]},{"sizes":["a","b"],"layout":"contiguous"}],"hints":{"a":3,"b":4,"s":1,"t":3}}"#,
+    ] {
+        let spec = Spec::from_json(json).unwrap();
+        let t = std::time::Instant::now();
+        let a = cover(&spec);
+        let dt = t.elapsed();
+        let c = a.coverage.as_ref().unwrap();
+        println!(
+            "{json}: {} specializations in {dt:?}",
+            a.specializations.len()
+        );
+        assert!(c.complete, "{json}: {:?}", c.uncovered);
+        assert!(dt.as_secs_f64() < 10.0, "{dt:?}");
+        for v in grid(4, &[0, 1, 2, 3, 6]) {
+            check_binding(&a, &v).unwrap();
+        }
+    }
+}

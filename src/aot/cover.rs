@@ -355,6 +355,30 @@ impl Prover {
     /// True when the decision procedure refutes one literal from the others (assumed in
     /// another order than along the branch, which catches substitutions found late).
     fn contradictory(&self, lits: &[BoolExpr]) -> bool {
+        if self.refutes_one(lits) {
+            return true;
+        }
+        // Once more with every literal rewritten by the facts of all of them (substitutions
+        // applied, positive factors cancelled: `a*s == t`, `s == t`, `s >= 1` give `a == 1`).
+        let f = self.facts_for(&lits.iter().collect::<Vec<_>>());
+        let mut more: Vec<BoolExpr> = lits.to_vec();
+        for l in lits {
+            let n = f.normalize(l);
+            match n.as_const() {
+                Some(false) => return true,
+                Some(true) => {}
+                None => {
+                    if !more.contains(&n) {
+                        more.push(n)
+                    }
+                }
+            }
+        }
+        more.len() > lits.len() && self.refutes_one(&more)
+    }
+
+    /// True when one literal is decided false under the others.
+    fn refutes_one(&self, lits: &[BoolExpr]) -> bool {
         (0..lits.len()).any(|i| {
             let others: Vec<&BoolExpr> = lits
                 .iter()
@@ -393,10 +417,10 @@ impl Prover {
         }
         // Propagation: atoms the facts decide.
         let mut set_here = Vec::new();
-        for i in 0..self.atoms.len() {
-            if assign[i].is_none() {
-                if let Some(v) = facts.decide(&self.atoms[i]) {
-                    assign[i] = Some(v);
+        for (i, (slot, atom)) in assign.iter_mut().zip(&self.atoms).enumerate() {
+            if slot.is_none() {
+                if let Some(v) = facts.decide(atom) {
+                    *slot = Some(v);
                     set_here.push(i);
                 }
             }

@@ -385,7 +385,7 @@ impl Spec {
     pub fn is_size_symbol(&self, i: usize) -> bool {
         self.inputs
             .iter()
-            .any(|inp| inp.sizes.iter().any(|s| *s == SizeSpec::Sym(i)))
+            .any(|inp| inp.sizes.contains(&SizeSpec::Sym(i)))
     }
 
     /// Index of a symbol.

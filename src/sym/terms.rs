@@ -79,6 +79,15 @@ impl Facts {
         (lo, hi)
     }
 
+    /// `b` rewritten with the facts: substitutions from assumed equalities applied, then
+    /// monomial factors the facts make positive cancelled (`a*s == s` with `s >= 1` is
+    /// `a == 1`), so that what intervals cannot see in `b` becomes visible. Equivalent
+    /// to `b` wherever the facts hold.
+    pub fn normalize(&self, b: &BoolExpr) -> BoolExpr {
+        let b = self.k.apply_subst_bool(b);
+        b.cancel_positive_monomials(&|s| self.k.interval(&Expr::from_symbol(s)).lo >= 1)
+    }
+
     /// The expression a symbol was eliminated for by an assumed equality (`b` for `a` after
     /// `a == b`), if any.
     pub fn substitution(&self, s: &Symbol) -> Option<Expr> {
