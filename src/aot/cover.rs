@@ -763,12 +763,42 @@ fn widen(spec: &Spec, host: &Specialization, classes: &[Vec<Guard>]) -> Result<S
             ),
         });
     }
+    super::guards::merge_symbol_bounds(&mut guards);
     let mut out = match &host.error {
         Some(e) => Specialization::new_error(spec, host.traced_at.clone(), guards, e)?,
         None => Specialization::new(spec, host.traced_at.clone(), guards, host.plan.clone())?,
     };
     out.error = host.error.clone();
     Ok(out)
+}
+
+/// A single comparison `z` on the one symbol of `x` and `y` with `z <=> x || y` where
+/// `facts` hold (tried: `s >= k`, `s <= k`, `s != k` for `k` in 0..=3).
+fn union_literal(
+    x: &BoolExpr,
+    y: &BoolExpr,
+    mins: &[(Symbol, i64)],
+    facts: &[&BoolExpr],
+) -> Option<BoolExpr> {
+    let sx = x.symbols();
+    if sx.len() != 1 || y.symbols() != sx || x.disjuncts().is_some() || y.disjuncts().is_some() {
+        return None;
+    }
+    let s = Expr::symbol(sx[0].as_str());
+    let implies = |a: &BoolExpr, extra: Option<&BoolExpr>, b: &BoolExpr| {
+        let mut f: Vec<&BoolExpr> = facts.to_vec();
+        f.push(a);
+        if let Some(e) = extra {
+            f.push(e);
+        }
+        decide_under(mins, &f, b) == Some(true)
+    };
+    let not_x = x.not();
+    let ks = || (0..=3i64).map(Expr::constant);
+    ks().map(|k| BoolExpr::ge(&s, &k))
+        .chain(ks().map(|k| BoolExpr::le(&s, &k)))
+        .chain(ks().map(|k| BoolExpr::ne(&s, &k)))
+        .find(|z| implies(x, None, z) && implies(y, None, z) && implies(z, Some(&not_x), y))
 }
 
 /// Simplifies a disjunction of conjunctions (under `common`) in place: absorption (a term
@@ -842,6 +872,16 @@ fn merge_terms(terms: &mut Vec<Vec<BoolExpr>>, mins: &[(Symbol, i64)], common: &
                 facts.push(&not_x);
                 if decide_under(mins, &facts, y) == Some(true) {
                     terms[i] = shared;
+                    terms.remove(j);
+                    changed = true;
+                    break 'outer;
+                }
+                // `x || y` as one comparison on the same symbol (`h == 1 || h >= 2` is
+                // `h >= 1`).
+                if let Some(z) = union_literal(x, y, mins, &facts[..facts.len() - 1]) {
+                    let mut t = shared;
+                    t.push(z);
+                    terms[i] = t;
                     terms.remove(j);
                     changed = true;
                     break 'outer;

@@ -273,6 +273,8 @@ pub(crate) fn simplify_guards(
             i += 1;
         }
     }
+    // 4. Two comparisons of one symbol as one (`h >= 1`, `h != 1` is `h >= 2`).
+    merge_symbol_bounds(&mut out);
     out
 }
 
@@ -356,5 +358,95 @@ fn junction(parts: &[BoolExpr], facts: &Facts, is_and: bool) -> BoolExpr {
         BoolExpr::and_all(parts)
     } else {
         BoolExpr::or_all(parts)
+    }
+}
+
+/// One comparison `z` on symbol `s` equivalent to `x && y` (both comparisons on `s` only)
+/// over `s >= 0`: tried `s == k`, `s >= k`, `s <= k`, `s != k` for `k` in 0..=3.
+/// `s >= 1 && s != 1` is `s >= 2`; `s >= 1 && s <= 1` is `s == 1`.
+pub(crate) fn meet_literal(x: &BoolExpr, y: &BoolExpr) -> Option<BoolExpr> {
+    let sx = x.symbols();
+    if sx.len() != 1 || y.symbols() != sx || x.as_cmp().is_none() || y.as_cmp().is_none() {
+        return None;
+    }
+    let mins = [(sx[0].clone(), 0)];
+    let s = Expr::symbol(sx[0].as_str());
+    let ks = || (0..=3i64).map(Expr::constant);
+    let both = [x, y];
+    ks().map(|k| BoolExpr::eq(&s, &k))
+        .chain(ks().map(|k| BoolExpr::ge(&s, &k)))
+        .chain(ks().map(|k| BoolExpr::le(&s, &k)))
+        .chain(ks().map(|k| BoolExpr::ne(&s, &k)))
+        .find(|z| {
+            decide_under(&mins, &[z], x) == Some(true)
+                && decide_under(&mins, &[z], y) == Some(true)
+                && decide_under(&mins, &both, z) == Some(true)
+        })
+}
+
+/// Merges pairs of guards that compare the same single symbol into one comparison
+/// ([`meet_literal`]); the merged guard keeps the reason of the later (decision) guard.
+pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
+    // Inside a conjunction, and a conjunct with a separate one-comparison guard
+    // (`c != 1 && n != 1 && c >= 1` is `c >= 2 && n != 1`).
+    for i in 0..guards.len() {
+        let Some(parts) = guards[i].cond.conjuncts().map(|p| p.to_vec()) else {
+            continue;
+        };
+        let mut parts = parts;
+        let mut a = 0;
+        while a < parts.len() {
+            let hit = (a + 1..parts.len())
+                .find_map(|b| meet_literal(&parts[a], &parts[b]).map(|z| (b, z)));
+            match hit {
+                Some((b, z)) => {
+                    parts[a] = z;
+                    parts.remove(b);
+                }
+                None => a += 1,
+            }
+        }
+        guards[i].cond = BoolExpr::and_all(parts);
+    }
+    let mut j = 0;
+    while j < guards.len() {
+        let single = guards[j].cond.as_cmp().is_some();
+        let target = single
+            .then(|| {
+                (0..guards.len()).filter(|&i| i != j).find_map(|i| {
+                    let parts = guards[i].cond.conjuncts()?;
+                    parts
+                        .iter()
+                        .enumerate()
+                        .find_map(|(a, x)| meet_literal(x, &guards[j].cond).map(|z| (i, a, z)))
+                })
+            })
+            .flatten();
+        match target {
+            Some((i, a, z)) => {
+                let mut parts = guards[i]
+                    .cond
+                    .conjuncts()
+                    .map(|p| p.to_vec())
+                    .unwrap_or_default();
+                parts[a] = z;
+                guards[i].cond = BoolExpr::and_all(parts);
+                guards.remove(j);
+            }
+            None => j += 1,
+        }
+    }
+    let mut i = 0;
+    while i < guards.len() {
+        let hit = (i + 1..guards.len())
+            .find_map(|j| meet_literal(&guards[i].cond, &guards[j].cond).map(|z| (j, z)));
+        match hit {
+            Some((j, z)) => {
+                let reason = guards[j].reason.clone();
+                guards[i] = Guard { cond: z, reason };
+                guards.remove(j);
+            }
+            None => i += 1,
+        }
     }
 }
