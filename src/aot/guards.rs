@@ -389,8 +389,8 @@ pub(crate) fn meet_literal(x: &BoolExpr, y: &BoolExpr) -> Option<BoolExpr> {
 pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
     // Inside a conjunction, and a conjunct with a separate one-comparison guard
     // (`c != 1 && n != 1 && c >= 1` is `c >= 2 && n != 1`).
-    for i in 0..guards.len() {
-        let Some(parts) = guards[i].cond.conjuncts().map(|p| p.to_vec()) else {
+    for g in guards.iter_mut() {
+        let Some(parts) = g.cond.conjuncts().map(|p| p.to_vec()) else {
             continue;
         };
         let mut parts = parts;
@@ -406,7 +406,7 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
                 None => a += 1,
             }
         }
-        guards[i].cond = BoolExpr::and_all(parts);
+        g.cond = BoolExpr::and_all(parts);
     }
     let mut j = 0;
     while j < guards.len() {
