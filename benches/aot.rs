@@ -5,9 +5,13 @@
 //! a reused buffer; no kernel; target <= 150 ns). `artifact_load_100` loads (parses and
 //! verifies by re-tracing, see `aot/retrace.rs`) an artifact of 100 specializations: the
 //! first 100 of the `--cover` compile of a 6-symbol addcmul spec (target < 50 ms).
+//! `cover_10_symbols` is a `--cover` compile (trace, case-split proof, witness traces) of a
+//! 10-symbol spec on sizes >= 1.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use symstride::aot::{compile_seed_spec, Artifact, CompileOptions, SeedDispatch, Spec};
+use symstride::aot::{
+    compile_cover_10_symbols, compile_seed_spec, Artifact, CompileOptions, SeedDispatch, Spec,
+};
 
 /// The first 100 specializations of a `--cover` compile of a 6-symbol spec, as JSON.
 fn artifact_100() -> String {
@@ -29,6 +33,9 @@ fn aot(c: &mut Criterion) {
     let mut g = c.benchmark_group("aot");
     g.bench_function("compile_seed_spec", |b| {
         b.iter(|| black_box(compile_seed_spec().expect("compile")))
+    });
+    g.bench_function("cover_10_symbols", |b| {
+        b.iter(|| black_box(compile_cover_10_symbols().expect("cover")))
     });
     let mut s = SeedDispatch::new().expect("seed dispatch");
     g.bench_function("dispatch_cached_4d", |b| {

@@ -649,6 +649,7 @@ fn an_edit_agreeing_at_the_trace_point_is_rejected_and_cannot_reach_out_of_bound
     let d = Dispatcher::new(Artifact {
         spec: spec.clone(),
         specializations: vec![edited],
+        coverage: None,
     })
     .unwrap();
     let inputs = random_inputs(&spec, &[8, 4, 5], 1).unwrap();

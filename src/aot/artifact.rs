@@ -1,6 +1,6 @@
 //! The artifact: a spec and its specializations, as versioned JSON, validated on load.
 
-use super::cover::{compile_specializations, CompileOptions};
+use super::cover::{compile_cover, cover_domain, uncovered_region, CompileOptions, Coverage};
 use super::spec::Spec;
 use super::specialization::Specialization;
 use super::trace::{concrete_plan, ELEMENT_SIZE};
@@ -24,6 +24,9 @@ pub struct Artifact {
     pub spec: Spec,
     /// Specializations, tried in order by dispatch.
     pub specializations: Vec<Specialization>,
+    /// With `--cover`: what the cover proof established (`"complete"`, `"domain"`,
+    /// `"uncovered"` in the JSON). Validated on load: a `complete` claim is re-proved.
+    pub coverage: Option<Coverage>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -34,6 +37,12 @@ struct RawArtifact {
     spec: Value,
     symbols: Vec<String>,
     specializations: Vec<RawSpecialization>,
+    #[serde(default)]
+    complete: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    domain: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    uncovered: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -42,6 +51,9 @@ struct RawSpecialization {
     traced_at: BTreeMap<String, i64>,
     guards: Vec<RawGuard>,
     plan: RawPlan,
+    /// The error category of an error specialization (its plan is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -86,9 +98,11 @@ fn strings(v: &[Expr]) -> Vec<String> {
 impl Artifact {
     /// Compiles `spec` (see [`CompileOptions`]).
     pub fn compile(spec: &Spec, options: &CompileOptions) -> Result<Artifact> {
+        let (specializations, coverage) = compile_cover(spec, options)?;
         Ok(Artifact {
             spec: spec.clone(),
-            specializations: compile_specializations(spec, options)?,
+            specializations,
+            coverage,
         })
     }
 
@@ -136,8 +150,16 @@ impl Artifact {
                         broadcast_shape: strings(&s.plan.broadcast_shape),
                         output_strides: s.plan.output_strides.iter().map(|v| strings(v)).collect(),
                     },
+                    error: s.error.clone(),
                 })
                 .collect(),
+            complete: self.coverage.as_ref().is_some_and(|c| c.complete),
+            domain: self.coverage.as_ref().map_or(Vec::new(), |c| {
+                c.domain.iter().map(|b| b.to_string()).collect()
+            }),
+            uncovered: self.coverage.as_ref().map_or(Vec::new(), |c| {
+                c.uncovered.iter().map(|b| b.to_string()).collect()
+            }),
         };
         serde_json::to_string_pretty(&raw).unwrap_or_default()
     }
@@ -181,6 +203,7 @@ impl Artifact {
         if raw.specializations.is_empty() {
             return Err(art("no specializations"));
         }
+        let (complete, domain, uncovered) = (raw.complete, raw.domain, raw.uncovered);
         // Each specialization is verified on its own (a re-trace each): in parallel, then
         // the first failure in order is reported.
         use rayon::prelude::*;
@@ -196,20 +219,24 @@ impl Artifact {
             })
             .collect();
         let specializations = loaded.into_iter().collect::<Result<Vec<_>>>()?;
-        // A compile always traces at the hints first: an artifact none of whose
-        // specializations admits them has lost one.
+        // A cover's completeness claim is re-proved first (its error names the region a
+        // missing specialization leaves uncovered); then, for every artifact: a compile
+        // always traces at the hints first, so one none of whose specializations admits
+        // them has lost one.
+        let coverage = load_coverage(&spec, &specializations, complete, &domain, &uncovered)?;
         let mut admitted = false;
         for s in &specializations {
             admitted |= s.admits(&spec.hints)?;
         }
         if !admitted {
             return Err(art(
-                "no specialization admits the spec's hints, where every compile traces                  first: a specialization was removed",
+                "no specialization admits the spec's hints, where every compile traces first: a specialization was removed",
             ));
         }
         Ok(Artifact {
             spec,
             specializations,
+            coverage,
         })
     }
 
@@ -237,29 +264,54 @@ impl Artifact {
 
     /// Evaluates the specializations' guards at `values` (spec symbol order).
     pub fn check(&self, values: &[i64]) -> Result<CheckOutcome> {
-        let mut first_failure = None;
         for (k, s) in self.specializations.iter().enumerate() {
-            match s.first_failing_guard(values)? {
-                None => {
-                    let output = s.output_layout(values)?;
+            if s.first_failing_guard(values)?.is_none() {
+                if let Some(e) = &s.error {
                     return Ok(CheckOutcome {
                         specialization: Some(k),
                         failed_guard: None,
-                        output: Some(output),
+                        output: None,
+                        error: Some(e.clone()),
                     });
                 }
-                Some(g) => {
-                    if first_failure.is_none() {
-                        first_failure = Some((k, g));
-                    }
-                }
+                let output = s.output_layout(values)?;
+                return Ok(CheckOutcome {
+                    specialization: Some(k),
+                    failed_guard: None,
+                    output: Some(output),
+                    error: None,
+                });
             }
         }
         Ok(CheckOutcome {
             specialization: None,
-            failed_guard: first_failure,
+            failed_guard: self.closest_failure(values)?,
             output: None,
+            error: None,
         })
+    }
+
+    /// The specialization that fails at `values` with the fewest failing guards (the
+    /// first such), with its first failing guard.
+    fn closest_failure(&self, values: &[i64]) -> Result<Option<(usize, usize)>> {
+        let b = self.spec.bindings(values);
+        let mut best: Option<(usize, usize, usize)> = None;
+        for (k, s) in self.specializations.iter().enumerate() {
+            let mut failing = 0;
+            let mut first = None;
+            for (i, g) in s.guards.iter().enumerate() {
+                if !g.cond.eval(&b)? {
+                    failing += 1;
+                    first.get_or_insert(i);
+                }
+            }
+            if let Some(i) = first {
+                if best.is_none_or(|(n, _, _)| failing < n) {
+                    best = Some((failing, k, i));
+                }
+            }
+        }
+        Ok(best.map(|(_, k, i)| (k, i)))
     }
 }
 
@@ -268,10 +320,72 @@ impl Artifact {
 pub struct CheckOutcome {
     /// The first specialization whose guards all hold.
     pub specialization: Option<usize>,
-    /// When none passes: (specialization 0, index of its first failing guard).
+    /// When none passes: the closest specialization (fewest failing guards) and the index
+    /// of its first failing guard.
     pub failed_guard: Option<(usize, usize)>,
     /// The output's (sizes, strides) the admitting specialization instantiates.
     pub output: Option<(Vec<i64>, Vec<i64>)>,
+    /// When the admitting specialization is an error specialization: the error category
+    /// (`"broadcast"`) the op fails with at this binding, as PyTorch does.
+    pub error: Option<String>,
+}
+
+/// Validates the cover fields: conditions parse and mention only the spec's symbols, the
+/// domain is the spec's (with or without size 0), and a `complete` claim is re-proved over
+/// the loaded specializations.
+fn load_coverage(
+    spec: &Spec,
+    specializations: &[Specialization],
+    complete: bool,
+    domain: &[String],
+    uncovered: &[String],
+) -> Result<Option<Coverage>> {
+    let parse = |what: &str, v: &[String]| -> Result<Vec<BoolExpr>> {
+        v.iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let b = BoolExpr::parse(t).map_err(|e| art(format!("{what}[{i}]: {e}")))?;
+                if let Some(s) = b
+                    .symbols()
+                    .into_iter()
+                    .find(|s| spec.symbol_index(s.as_str()).is_none())
+                {
+                    return Err(art(format!("{what}[{i}]: unknown symbol `{s}`")));
+                }
+                Ok(b)
+            })
+            .collect()
+    };
+    if domain.is_empty() {
+        if complete || !uncovered.is_empty() {
+            return Err(art(
+                "`complete`/`uncovered` without the `domain` of a cover",
+            ));
+        }
+        return Ok(None);
+    }
+    let domain = parse("domain", domain)?;
+    let uncovered = parse("uncovered", uncovered)?;
+    if domain != cover_domain(spec, true) && domain != cover_domain(spec, false) {
+        return Err(art("`domain` is not the domain of the spec's bindings"));
+    }
+    if complete {
+        if !uncovered.is_empty() {
+            return Err(art("`complete` is true but `uncovered` lists regions"));
+        }
+        if let Some(r) = uncovered_region(spec, &domain, specializations) {
+            return Err(art(format!(
+                "`complete` is true but no specialization admits the bindings where {r}"
+            )));
+        }
+    } else if uncovered.is_empty() {
+        return Err(art("`complete` is false but `uncovered` names no region"));
+    }
+    Ok(Some(Coverage {
+        complete,
+        domain,
+        uncovered,
+    }))
 }
 
 fn parse_exprs(what: &str, v: &[String]) -> Result<Vec<Expr>> {
@@ -307,6 +421,9 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    if let Some(category) = &s.error {
+        return load_error_specialization(spec, traced_at, guards, category, &s.plan);
+    }
     let p = s.plan;
     let ndim = p.shape.len();
     let rank = spec.inputs.iter().map(|i| i.sizes.len()).max().unwrap_or(0);
@@ -399,4 +516,45 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
     // equal its plan as expressions (see retrace.rs).
     super::retrace::verify(spec, &spec_)?;
     Ok(spec_)
+}
+
+/// An error specialization: the category is one dispatch can answer, the plan is empty,
+/// the guards hold at the trace point and the build really fails there that way.
+fn load_error_specialization(
+    spec: &Spec,
+    traced_at: Vec<i64>,
+    guards: Vec<Guard>,
+    category: &str,
+    p: &RawPlan,
+) -> Result<Specialization> {
+    if category != "broadcast" {
+        return Err(art(format!(
+            "error category `{category}`: only \"broadcast\" errors are specialized"
+        )));
+    }
+    if !(p.shape.is_empty()
+        && p.perm.is_empty()
+        && p.num_outputs == 0
+        && p.operands.is_empty()
+        && p.broadcast_shape.is_empty()
+        && p.output_strides.is_empty())
+    {
+        return Err(art("an error specialization has an empty plan"));
+    }
+    let s = Specialization::new_error(spec, traced_at.clone(), guards, category)?;
+    if let Some(g) = s.first_failing_guard(&traced_at)? {
+        return Err(art(format!(
+            "guard {g} (`{}`) does not hold at the values it was traced at",
+            s.guards[g].cond
+        )));
+    }
+    match concrete_plan(spec, &traced_at) {
+        Err(e) if e.category() == category => Ok(s),
+        Err(e) => Err(art(format!(
+            "a {category} error specialization, but the build at the values it was traced at fails with: {e}"
+        ))),
+        Ok(_) => Err(art(format!(
+            "a {category} error specialization, but the build at the values it was traced at succeeds"
+        ))),
+    }
 }

@@ -371,6 +371,7 @@ pub struct Dispatched {
 pub struct Dispatcher {
     binder: Binder,
     cache: RwLock<Vec<Arc<Specialization>>>,
+    coverage: Option<super::cover::Coverage>,
     hits: AtomicU64,
     misses: AtomicU64,
     retraces: AtomicU64,
@@ -382,6 +383,7 @@ impl Dispatcher {
         Ok(Dispatcher {
             binder: Binder::new(&artifact.spec)?,
             cache: RwLock::new(artifact.specializations.into_iter().map(Arc::new).collect()),
+            coverage: artifact.coverage,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             retraces: AtomicU64::new(0),
@@ -400,6 +402,18 @@ impl Dispatcher {
         let mut v: Values = SmallVec::from_elem(UNBOUND, self.binder.spec.symbols.len());
         self.binder.bind(inputs, &mut v)?;
         Ok(v)
+    }
+
+    /// The error of a binding an error specialization admits: the concrete build's own
+    /// (PyTorch's message, with the real sizes).
+    #[cold]
+    fn error_at(&self, values: &[i64]) -> Error {
+        match super::trace::concrete_plan(&self.binder.spec, values) {
+            Err(e) => e,
+            Ok(_) => Error::invalid(format!(
+                "internal error: an error specialization admits {values:?}, where the build succeeds"
+            )),
+        }
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Specialization>>> {
@@ -425,6 +439,9 @@ impl Dispatcher {
             let cache = self.read();
             for (k, s) in cache.iter().enumerate() {
                 if s.admits(values)? {
+                    if s.error.is_some() {
+                        return Err(self.error_at(values));
+                    }
                     s.instantiate_into(values, out)?;
                     self.hits.fetch_add(1, Ordering::Relaxed);
                     return Ok(Dispatched {
@@ -446,6 +463,9 @@ impl Dispatcher {
         // A concurrent miss may have added an admitting specialization meanwhile.
         for (k, s) in cache.iter().enumerate() {
             if s.admits(values)? {
+                if s.error.is_some() {
+                    return Err(self.error_at(values));
+                }
                 s.instantiate_into(values, out)?;
                 return Ok(Dispatched {
                     specialization: k,
@@ -501,6 +521,7 @@ impl Dispatcher {
         Artifact {
             spec: self.binder.spec.clone(),
             specializations: self.read().iter().map(|s| (**s).clone()).collect(),
+            coverage: self.coverage.clone(),
         }
     }
 }

@@ -20,7 +20,7 @@
 //! All steps keep the conjunction of all guards (with the range guards, which are never
 //! dropped) logically equivalent, so the admitted bindings are exactly the same.
 
-use crate::sym::{decide_under, BoolExpr, Expr, Guard, Rel, Symbol};
+use crate::sym::{decide_under, BoolExpr, Expr, Facts, Guard, Rel, Symbol};
 
 /// Decides `goal` under the symbols' ranges and `facts`.
 fn implied<'a>(
@@ -138,7 +138,7 @@ pub(crate) fn simplify_guards(
     symbols: &[String],
     mins: &[i64],
     guards: Vec<Guard>,
-    n_range: usize,
+    mut n_range: usize,
 ) -> Vec<Guard> {
     let ranges: Vec<(Symbol, i64)> = symbols
         .iter()
@@ -188,6 +188,24 @@ pub(crate) fn simplify_guards(
         }
         out.retain(|g| g.cond.as_const() != Some(true));
     }
+    // Each guard simplified where the ranges and the other guards hold (the conjunction
+    // is unchanged: `F && G` is `F && G'` when `G` and `G'` agree wherever `F` holds).
+    let mut i = n_range;
+    while i < out.len() {
+        let mut f = Facts::new(&ranges);
+        for (k, g) in out.iter().enumerate() {
+            if k != i {
+                f.assume(&g.cond);
+            }
+        }
+        let c = simplify_under(&out[i].cond, &f);
+        if c.as_const() == Some(true) {
+            out.remove(i);
+        } else {
+            out[i].cond = c;
+            i += 1;
+        }
+    }
     // 2. Each step replaces guard `i` by a weaker form that, together with the current
     //    other guards and the ranges, still implies it: the conjunction never changes.
     let mut i = n_range;
@@ -215,6 +233,17 @@ pub(crate) fn simplify_guards(
             }
             out[i].cond = BoolExpr::and_all(keep);
         }
+        if out[i].cond.disjuncts().is_some() {
+            // Disjuncts the other guards contradict go (`b == 2 || b == 1` next to
+            // `b != 1` is `b == 2`).
+            let others: Vec<&BoolExpr> = out[n_range..]
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k + n_range != i)
+                .map(|(_, g)| &g.cond)
+                .collect();
+            out[i].cond = tidy_or(&out[i].cond, &ranges, &others);
+        }
         let others = out[n_range..]
             .iter()
             .enumerate()
@@ -226,5 +255,198 @@ pub(crate) fn simplify_guards(
             i += 1;
         }
     }
+    // 3. A range guard `s >= 1` implied by the other guards (`s >= 2`, `s == 1`) is
+    //    dropped: decided from the domain alone (every symbol `>= 0`), so nothing circular.
+    let relaxed: Vec<(Symbol, i64)> = ranges.iter().map(|(s, _)| (s.clone(), 0)).collect();
+    let mut i = 0;
+    while i < n_range.min(out.len()) {
+        let others: Vec<&BoolExpr> = out
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != i)
+            .map(|(_, g)| &g.cond)
+            .collect();
+        if decide_under(&relaxed, &others, &out[i].cond) == Some(true) {
+            out.remove(i);
+            n_range -= 1;
+        } else {
+            i += 1;
+        }
+    }
+    // 4. Two comparisons of one symbol as one (`h >= 1`, `h != 1` is `h >= 2`).
+    merge_symbol_bounds(&mut out);
     out
+}
+
+/// Tidies a disjunction assumed under `facts` (and symbol minimums `mins`): a disjunct
+/// that cannot hold (`a == 1 && b == 4 && b == 1`) is dropped, a conjunct implied by the
+/// facts and the rest of its disjunct is dropped, then a disjunct implying another one, and
+/// common conjuncts are factored out. Equivalent under `facts`.
+pub(crate) fn tidy_or(cond: &BoolExpr, mins: &[(Symbol, i64)], facts: &[&BoolExpr]) -> BoolExpr {
+    let Some(ds) = cond.disjuncts() else {
+        return cond.clone();
+    };
+    let mut kept = Vec::with_capacity(ds.len());
+    'd: for d in ds {
+        let mut cs: Vec<BoolExpr> = d
+            .conjuncts()
+            .map(|c| c.to_vec())
+            .unwrap_or_else(|| vec![d.clone()]);
+        let mut j = 0;
+        while j < cs.len() {
+            let mut with: Vec<&BoolExpr> = facts.to_vec();
+            with.extend(
+                cs.iter()
+                    .enumerate()
+                    .filter(|(k, _)| *k != j)
+                    .map(|(_, c)| c),
+            );
+            match decide_under(mins, &with, &cs[j]) {
+                Some(false) => continue 'd,
+                Some(true) if cs.len() > 1 => {
+                    cs.remove(j);
+                }
+                Some(true) => return BoolExpr::constant(true),
+                None => j += 1,
+            }
+        }
+        kept.push(BoolExpr::and_all(cs));
+    }
+    factor_or(&prune_or(&BoolExpr::or_all(kept), mins))
+}
+
+/// `cond` simplified where `facts` hold (equivalent there): a comparison the facts decide
+/// becomes a constant; inside `a && b` each part is simplified assuming the others, inside
+/// `a || b` each part assuming the others are false. This is the rule that turns
+/// `a != b || s != 1 || (a == b && s == 1)` into `true`, and `w != 1 && h*w != 1` next to
+/// `h >= 2` into `w != 1`.
+pub(crate) fn simplify_under(cond: &BoolExpr, facts: &Facts) -> BoolExpr {
+    if cond.as_const().is_some() {
+        return cond.clone();
+    }
+    if let Some(cs) = cond.conjuncts() {
+        return junction(cs, facts, true);
+    }
+    if let Some(ds) = cond.disjuncts() {
+        return junction(ds, facts, false);
+    }
+    match facts.decide(cond) {
+        Some(v) => BoolExpr::constant(v),
+        None => cond.clone(),
+    }
+}
+
+fn junction(parts: &[BoolExpr], facts: &Facts, is_and: bool) -> BoolExpr {
+    let mut parts: Vec<BoolExpr> = parts.iter().map(|p| simplify_under(p, facts)).collect();
+    // Twice around: a part simplified later can simplify an earlier one.
+    for _ in 0..2 {
+        for i in 0..parts.len() {
+            let mut f = facts.clone();
+            for (j, p) in parts.iter().enumerate() {
+                if j != i {
+                    f.assume(&if is_and { p.clone() } else { p.not() });
+                }
+            }
+            parts[i] = simplify_under(&parts[i], &f);
+            let short = if is_and { Some(false) } else { Some(true) };
+            if parts[i].as_const() == short {
+                return BoolExpr::constant(!is_and);
+            }
+        }
+    }
+    if is_and {
+        BoolExpr::and_all(parts)
+    } else {
+        BoolExpr::or_all(parts)
+    }
+}
+
+/// One comparison `z` on symbol `s` equivalent to `x && y` (both comparisons on `s` only)
+/// over `s >= 0`: tried `s == k`, `s >= k`, `s <= k`, `s != k` for `k` in 0..=3.
+/// `s >= 1 && s != 1` is `s >= 2`; `s >= 1 && s <= 1` is `s == 1`.
+pub(crate) fn meet_literal(x: &BoolExpr, y: &BoolExpr) -> Option<BoolExpr> {
+    let sx = x.symbols();
+    if sx.len() != 1 || y.symbols() != sx || x.as_cmp().is_none() || y.as_cmp().is_none() {
+        return None;
+    }
+    let mins = [(sx[0].clone(), 0)];
+    let s = Expr::symbol(sx[0].as_str());
+    let ks = || (0..=3i64).map(Expr::constant);
+    let both = [x, y];
+    ks().map(|k| BoolExpr::eq(&s, &k))
+        .chain(ks().map(|k| BoolExpr::ge(&s, &k)))
+        .chain(ks().map(|k| BoolExpr::le(&s, &k)))
+        .chain(ks().map(|k| BoolExpr::ne(&s, &k)))
+        .find(|z| {
+            decide_under(&mins, &[z], x) == Some(true)
+                && decide_under(&mins, &[z], y) == Some(true)
+                && decide_under(&mins, &both, z) == Some(true)
+        })
+}
+
+/// Merges pairs of guards that compare the same single symbol into one comparison
+/// ([`meet_literal`]); the merged guard keeps the reason of the later (decision) guard.
+pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
+    // Inside a conjunction, and a conjunct with a separate one-comparison guard
+    // (`c != 1 && n != 1 && c >= 1` is `c >= 2 && n != 1`).
+    for g in guards.iter_mut() {
+        let Some(parts) = g.cond.conjuncts().map(|p| p.to_vec()) else {
+            continue;
+        };
+        let mut parts = parts;
+        let mut a = 0;
+        while a < parts.len() {
+            let hit = (a + 1..parts.len())
+                .find_map(|b| meet_literal(&parts[a], &parts[b]).map(|z| (b, z)));
+            match hit {
+                Some((b, z)) => {
+                    parts[a] = z;
+                    parts.remove(b);
+                }
+                None => a += 1,
+            }
+        }
+        g.cond = BoolExpr::and_all(parts);
+    }
+    let mut j = 0;
+    while j < guards.len() {
+        let single = guards[j].cond.as_cmp().is_some();
+        let target = single
+            .then(|| {
+                (0..guards.len()).filter(|&i| i != j).find_map(|i| {
+                    let parts = guards[i].cond.conjuncts()?;
+                    parts
+                        .iter()
+                        .enumerate()
+                        .find_map(|(a, x)| meet_literal(x, &guards[j].cond).map(|z| (i, a, z)))
+                })
+            })
+            .flatten();
+        match target {
+            Some((i, a, z)) => {
+                let mut parts = guards[i]
+                    .cond
+                    .conjuncts()
+                    .map(|p| p.to_vec())
+                    .unwrap_or_default();
+                parts[a] = z;
+                guards[i].cond = BoolExpr::and_all(parts);
+                guards.remove(j);
+            }
+            None => j += 1,
+        }
+    }
+    let mut i = 0;
+    while i < guards.len() {
+        let hit = (i + 1..guards.len())
+            .find_map(|j| meet_literal(&guards[i].cond, &guards[j].cond).map(|z| (j, z)));
+        match hit {
+            Some((j, z)) => {
+                let reason = guards[j].reason.clone();
+                guards[i] = Guard { cond: z, reason };
+                guards.remove(j);
+            }
+            None => i += 1,
+        }
+    }
 }

@@ -19,7 +19,9 @@
 //!    strides and offsets, perm, output sizes and strides) as expressions over the symbols.
 //! 3. **Artifact** ([`Artifact`]): the spec plus one or more specializations, as JSON with a
 //!    format name and version. `--cover` ([`CompileOptions::cover`]) adds specializations
-//!    until every probe binding (each symbol 0, 1, or one of two larger values) is admitted.
+//!    until a case split over the guards proves that every binding is admitted, by a plan
+//!    or by an *error specialization* (shapes that do not broadcast); see `cover.rs` and
+//!    [`Coverage`].
 //! 4. **Dispatch** ([`Dispatcher`]): bind the symbols from the concrete inputs, check that
 //!    the inputs really have the spec's layouts at those values, run each specialization's
 //!    guards in order, instantiate the first that passes with compiled plan programs; on a
@@ -73,22 +75,23 @@
 //! `s != 1` or `s >= 2` when a decision actually depended on it (a broadcast, a stride
 //! comparison, a coalescing step), and one traced at 1 gets `s == 1` only then; otherwise
 //! the single specialization also serves size 1. Size 0 is excluded by the range guard of
-//! a specialization traced at a positive value; `--cover` traces zero classes too, and
-//! dispatch retraces for them on demand.
+//! a specialization traced at a positive value. A symbol traced at 0 enters the build as
+//! the constant 0 with the guard `s == 0` (as PyTorch specializes 0): `--cover` traces
+//! those classes, and dispatch retraces for them on demand.
 //!
 //! On the public specs the single specialization admits exactly what PyTorch's guards
 //! admit for five of them (their decisions really need `s >= 2`: a size-1 dimension changes
 //! the permutation or the coalescing, hence the plan) and 212 against 81 of 300 bindings
 //! for `cl_plus_cl`, whose only guard is `h*w != 1 && c != 1` (fast setup).
 //!
-//! `--cover` probes each symbol at 1, at two distinct values `>= 2` (the hint and a larger
-//! one, so pairs of symbols are seen in both orders), and at 0 unless `cover_zero` is off,
-//! positive probes first; a probe no existing specialization admits is traced. A zero-size
-//! trace whose plan an earlier zero-size specialization already computes (same structure,
-//! every entry provably equal under the new guards, e.g. `c*h*w` vs `0` when `h == 0`)
-//! widens that specialization's guards by a disjunction instead of adding one. Covering is
-//! checked on probes, not proven for all bindings; a binding outside the cover is still
-//! served correctly by a re-trace at dispatch.
+//! `--cover` builds the cover from the guards themselves: a case split over every
+//! comparison appearing in a guard finds a region no specialization admits, a small search
+//! finds a binding there, the spec is traced at it, and so on until the split proves that
+//! the disjunction of all guard sets holds on the whole domain (`"complete": true`, re-proved
+//! on load) or gives up on a region (`"complete": false` with the region). A trace whose
+//! plan an existing specialization already computes (same structure, every entry provably
+//! equal under the new guards) widens that specialization's guards instead of adding one.
+//! A binding outside an incomplete cover is still served correctly by a re-trace at dispatch.
 //!
 //! # Artifacts are untrusted input
 //!
@@ -113,13 +116,19 @@ mod specialization;
 mod trace;
 
 pub use artifact::{Artifact, CheckOutcome, ARTIFACT_FORMAT, FORMAT_VERSION};
-pub use cover::{compile_specializations, CompileOptions};
+pub use cover::{
+    compile_cover, compile_specializations, cover_domain, uncovered_region, CompileOptions,
+    Coverage,
+};
 pub use dispatch::{empty_plan, DispatchStats, Dispatched, Dispatcher, Values};
 pub use exec::{random_inputs, verify, Execution};
 pub use memory::{estimate_run_memory, fmt_bytes, parse_bytes, MemoryEstimate};
-pub use spec::{is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, SEED_SPEC_JSON};
+pub use spec::{
+    is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, COVER_10_SYMBOLS_SPEC_JSON,
+    SEED_SPEC_JSON,
+};
 pub use specialization::Specialization;
-pub use trace::{build_concrete, concrete_plan, symbol_min, trace, ELEMENT_SIZE};
+pub use trace::{build_concrete, concrete_plan, symbol_min, trace, trace_or_error, ELEMENT_SIZE};
 
 use crate::error::Result;
 
@@ -128,6 +137,21 @@ use crate::error::Result;
 pub fn compile_seed_spec() -> Result<Artifact> {
     let spec = Spec::from_json(SEED_SPEC_JSON)?;
     Artifact::compile(&spec, &CompileOptions::default())
+}
+
+/// Benchmark scenario `cover_10_symbols`: `--cover` of [`COVER_10_SYMBOLS_SPEC_JSON`] over
+/// bindings whose sizes are all `>= 1` (`cover_zero` off: with size 0 in the domain, every
+/// pattern of zero sizes is its own plan and this spec exceeds the specialization cap).
+pub fn compile_cover_10_symbols() -> Result<Artifact> {
+    let spec = Spec::from_json(COVER_10_SYMBOLS_SPEC_JSON)?;
+    Artifact::compile(
+        &spec,
+        &CompileOptions {
+            cover: true,
+            cover_zero: false,
+            ..CompileOptions::default()
+        },
+    )
 }
 
 /// Benchmark scenario `dispatch_cached_4d`: a dispatcher over the compiled seed spec and the

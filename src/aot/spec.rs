@@ -359,6 +359,14 @@ impl Spec {
         serde_json::to_value(raw).unwrap_or(Value::Null)
     }
 
+    /// True when symbol `i` is some input's size; otherwise it is a stride symbol (a whole
+    /// stride of some input). Both are non-negative: specs have no negative strides.
+    pub fn is_size_symbol(&self, i: usize) -> bool {
+        self.inputs
+            .iter()
+            .any(|inp| inp.sizes.contains(&SizeSpec::Sym(i)))
+    }
+
     /// Index of a symbol.
     pub fn symbol_index(&self, name: &str) -> Option<usize> {
         self.symbols.iter().position(|n| n == name)
@@ -487,6 +495,10 @@ fn parse_size(i: usize, d: usize, s: &Value, syms: &mut Symbols) -> Result<SizeS
 /// The seed spec: a channels-last `[2, c, h, w]` plus a contiguous `[c, h, w]` (the first
 /// entry of the public specs; what `symstride demo` and the benches compile).
 pub const SEED_SPEC_JSON: &str = r#"{"name":"seed_cl_plus_contig","op":"add","inputs":[{"sizes":[2,"c","h","w"],"layout":"channels_last"},{"sizes":["c","h","w"],"layout":"contiguous"}],"hints":{"c":3,"h":4,"w":5}}"#;
+
+/// The `cover_10_symbols` bench spec: two contiguous rank-10 tensors of the same symbolic
+/// shape, one symbol per dimension.
+pub const COVER_10_SYMBOLS_SPEC_JSON: &str = r#"{"name":"cover_10_symbols","op":"add","inputs":[{"sizes":["a","b","c","d","e","f","g","h","i","j"],"layout":"contiguous"},{"sizes":["a","b","c","d","e","f","g","h","i","j"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":6,"f":7,"g":8,"h":9,"i":10,"j":11}}"#;
 
 #[cfg(test)]
 mod tests {

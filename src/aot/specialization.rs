@@ -18,15 +18,22 @@ pub struct Specialization {
     /// The guards, in recording order (symbol ranges first), each with its reason.
     pub guards: Vec<Guard>,
     /// The plan as expressions over the symbols: iteration shape, per-operand byte strides
-    /// and offsets, perm, output sizes and strides.
+    /// and offsets, perm, output sizes and strides. Empty for an error specialization.
     pub plan: Plan<Expr>,
+    /// For an *error specialization*: the golden error category (`"broadcast"`) every
+    /// binding satisfying the guards fails with (the guards are the conditions the trace
+    /// took on its way to the failure, so they prove it). `None` for a plan.
+    pub error: Option<String>,
     compiled: CompiledGuards,
     program: PlanProgram,
 }
 
 impl PartialEq for Specialization {
     fn eq(&self, other: &Self) -> bool {
-        self.traced_at == other.traced_at && self.guards == other.guards && self.plan == other.plan
+        self.traced_at == other.traced_at
+            && self.guards == other.guards
+            && self.plan == other.plan
+            && self.error == other.error
     }
 }
 
@@ -62,9 +69,38 @@ impl Specialization {
             traced_at,
             guards,
             plan,
+            error: None,
             compiled,
             program,
         })
+    }
+
+    /// An error specialization: every binding satisfying `guards` makes the op fail with
+    /// the error of golden category `category` (see [`Specialization::error`]).
+    pub fn new_error(
+        spec: &Spec,
+        traced_at: Vec<i64>,
+        guards: Vec<Guard>,
+        category: &str,
+    ) -> Result<Specialization> {
+        let plan = Plan {
+            shape: Vec::new(),
+            operands: Vec::new(),
+            num_outputs: 0,
+            broadcast_shape: Vec::new(),
+            output_strides: Vec::new(),
+            perm: Vec::new(),
+        };
+        let mut s = Specialization::new(spec, traced_at, guards, plan)?;
+        s.error = Some(category.to_string());
+        Ok(s)
+    }
+
+    fn no_plan(&self) -> Error {
+        Error::invalid(format!(
+            "this specialization has no plan: its bindings fail with a {} error",
+            self.error.as_deref().unwrap_or("?")
+        ))
     }
 
     /// Index of the first guard that fails at `values` (spec symbol order), `None` when
@@ -82,6 +118,9 @@ impl Specialization {
 
     /// The plan at `values` (the caller has checked the guards).
     pub fn instantiate(&self, values: &[i64]) -> Result<Plan<i64>> {
+        if self.error.is_some() {
+            return Err(self.no_plan());
+        }
         let mut p = self.program.skeleton();
         self.program.instantiate_into(values, &mut p)?;
         Ok(p)
@@ -91,11 +130,17 @@ impl Specialization {
     /// `out` already has this plan's structure).
     #[inline]
     pub fn instantiate_into(&self, values: &[i64], out: &mut Plan<i64>) -> Result<()> {
+        if self.error.is_some() {
+            return Err(self.no_plan());
+        }
         self.program.instantiate_into(values, out)
     }
 
     /// The output's sizes and strides at `values`.
     pub fn output_layout(&self, values: &[i64]) -> Result<(Vec<i64>, Vec<i64>)> {
+        if self.error.is_some() {
+            return Err(self.no_plan());
+        }
         self.program.output_layout(values)
     }
 }

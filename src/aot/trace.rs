@@ -16,8 +16,9 @@ pub const ELEMENT_SIZE: usize = FLOAT32_SIZE;
 /// contiguous), and excluding it keeps the traced expressions polynomial (`h*w` rather than
 /// `Max(h, 1)*Max(w, 1)`) and the guards about the shapes users actually run. That range is
 /// an assumption the trace relies on without a recorded guard, so every specialization lists
-/// it explicitly as a guard `s >= 1`. A symbol traced at 0 is created with range `>= 0`
-/// (the `--cover` compile traces those classes too).
+/// it explicitly as a guard `s >= 1`. A symbol traced at 0 is created with range exactly
+/// `[0, 0]` and the guard `s == 0`: a size-0 class is its own specialization, every decision
+/// about that symbol is static, and no guard has to spell out `Max(s, 1)` cases.
 pub fn symbol_min(hint: i64) -> i64 {
     if hint == 0 {
         0
@@ -26,19 +27,43 @@ pub fn symbol_min(hint: i64) -> i64 {
     }
 }
 
-/// Reason attached to the range guard of a symbol.
-fn range_reason(name: &str) -> String {
-    format!(
-        "symbol range: `{name}` was traced as a size >= 1 (size 0 is a separate specialization)"
-    )
+/// Reason attached to the range guard of a symbol: sizes and strides are described as what
+/// they are.
+fn range_reason(name: &str, is_size: bool, zero: bool) -> String {
+    let what = if is_size { "size" } else { "stride" };
+    if zero {
+        format!("symbol range: `{name}` was traced as a {what} of 0 (its own specialization)")
+    } else if is_size {
+        format!(
+            "symbol range: `{name}` was traced as a size >= 1 (size 0 is a separate specialization)"
+        )
+    } else {
+        format!(
+            "symbol range: `{name}` was traced as a stride >= 1 (stride 0 is a separate specialization)"
+        )
+    }
 }
 
 /// Traces `spec` with every symbol at `at` (spec symbol order): the iterator build on
 /// `SymInt`s, returning the guards it recorded (plus the symbols' range assumptions) and the
-/// plan as expressions.
+/// plan as expressions. A build that fails (shapes that do not broadcast) is an error.
 pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
     let t = trace_parts(spec, at)?;
     Specialization::new(spec, t.traced_at, t.guards, t.plan)
+}
+
+/// Like [`trace`], but a build that fails with a broadcast error gives an *error
+/// specialization* ([`Specialization::new_error`]): the guards recorded on the way to the
+/// failure (every branch the build took, including the failing comparison) prove that
+/// every binding satisfying them fails the same way.
+pub fn trace_or_error(spec: &Spec, at: &[i64]) -> Result<Specialization> {
+    match trace_inner(spec, at)? {
+        (guards, Ok(plan)) => Specialization::new(spec, at.to_vec(), guards, plan),
+        (guards, Err(e @ Error::Broadcast { .. })) => {
+            Specialization::new_error(spec, at.to_vec(), guards, e.category())
+        }
+        (_, Err(e)) => Err(e),
+    }
 }
 
 /// A trace's guards and plan, not yet compiled into a [`Specialization`] (the loader's
@@ -51,6 +76,17 @@ pub(crate) struct Traced {
 
 /// [`trace`] without compiling the result.
 pub(crate) fn trace_parts(spec: &Spec, at: &[i64]) -> Result<Traced> {
+    let (guards, plan) = trace_inner(spec, at)?;
+    Ok(Traced {
+        traced_at: at.to_vec(),
+        guards,
+        plan: plan?,
+    })
+}
+
+/// The (simplified) guards a trace recorded, and its plan or, when the build failed, the
+/// build's error (the guards then cover every branch taken up to the failure).
+fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(Vec<Guard>, Result<Plan<Expr>>)> {
     if at.len() != spec.symbols.len() {
         return Err(Error::invalid(format!(
             "trace point has {} values for {} symbols",
@@ -65,7 +101,7 @@ pub(crate) fn trace_parts(spec: &Spec, at: &[i64]) -> Result<Traced> {
     let env = ShapeEnv::default();
     let mut syms = Vec::with_capacity(at.len());
     let mut guards = Vec::new();
-    for (name, &v) in spec.symbols.iter().zip(at) {
+    for (i, (name, &v)) in spec.symbols.iter().zip(at).enumerate() {
         if v < 0 {
             return Err(Error::symbol(format!(
                 "symbol `{name}` = {v}: sizes are non-negative"
@@ -77,35 +113,47 @@ pub(crate) fn trace_parts(spec: &Spec, at: &[i64]) -> Result<Traced> {
             v,
             SymbolSpec {
                 min,
+                max: (v == 0).then_some(0),
                 ..SymbolSpec::default()
             },
         )?);
-        if min > 0 {
-            guards.push(Guard {
-                cond: BoolExpr::ge(&Expr::symbol(name), &Expr::constant(min)),
-                reason: range_reason(name),
-            });
-        }
+        guards.push(Guard {
+            cond: if v == 0 {
+                BoolExpr::eq(&Expr::symbol(name), &Expr::constant(0))
+            } else {
+                BoolExpr::ge(&Expr::symbol(name), &Expr::constant(min))
+            },
+            reason: range_reason(name, spec.is_size_symbol(i), v == 0),
+        });
     }
-    let lift = |e: &Expr| -> Result<SymInt> { Ok(SymInt::from_expr(e.clone(), &env)) };
-    let plan = build(
+    // A symbol traced at 0 enters the build as the constant 0 (its guard `s == 0` says
+    // so), as PyTorch specializes size 0: no decision and no expression depends on it.
+    let zero = |s: &crate::sym::Symbol| {
+        spec.symbol_index(s.as_str())
+            .filter(|&i| at[i] == 0)
+            .map(|_| Expr::constant(0))
+    };
+    let lift = |e: &Expr| -> Result<SymInt> { Ok(SymInt::from_expr(e.substitute(&zero), &env)) };
+    let built = build(
         spec,
         |i, d| match &spec.inputs[i].sizes[d] {
             super::spec::SizeSpec::Const(k) => SymInt::constant(*k),
+            super::spec::SizeSpec::Sym(j) if at[*j] == 0 => SymInt::constant(0),
             super::spec::SizeSpec::Sym(j) => syms[*j].clone(),
         },
         &lift,
-    )?;
+    );
     let n_range = guards.len();
     guards.extend(env.guards());
     let mins: Vec<i64> = at.iter().map(|&v| symbol_min(v)).collect();
     let guards = super::guards::simplify_guards(&spec.symbols, &mins, guards, n_range);
-    let plan: Plan<Expr> = plan.try_map(|s| Ok::<_, Error>(s.expr().clone()))?;
-    Ok(Traced {
-        traced_at: at.to_vec(),
-        guards,
-        plan,
-    })
+    match built {
+        Ok(plan) => Ok((
+            guards,
+            Ok(plan.try_map(|s| Ok::<_, Error>(s.expr().clone()))?),
+        )),
+        Err(e) => Ok((guards, Err(e))),
+    }
 }
 
 /// The concrete (eager) plan of `spec` at symbol values `values`: what a fresh `i64`

@@ -2,7 +2,8 @@
 //! repeated runs), as a table with bandwidth and ratio to a parallel copy of 64 MiB at the
 //! same thread count (measured in the same run), or as JSON; plus the
 //! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
-//! seed spec, no kernel) and `compile_seed_spec` (one compile of that spec).
+//! seed spec, no kernel), `compile_seed_spec` (one compile of that spec) and
+//! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed).
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -201,6 +202,29 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
                 for _ in 0..10 {
                     black_box(symstride::aot::compile_seed_spec()?);
                 }
+                Ok(())
+            }),
+        });
+    }
+    {
+        // The cover's size is part of the result: printed once (stderr, so JSON stays clean).
+        let a = symstride::aot::compile_cover_10_symbols()?;
+        let c = a.coverage.as_ref().is_some_and(|c| c.complete);
+        eprintln!(
+            "cover_10_symbols: {} specialization{}, complete: {c} (domain: sizes >= 1)",
+            a.specializations.len(),
+            if a.specializations.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        );
+        v.push(Scenario {
+            name: "cover_10_symbols",
+            bytes: 0.0,
+            inner: 1,
+            run: Box::new(|| {
+                black_box(symstride::aot::compile_cover_10_symbols()?);
                 Ok(())
             }),
         });

@@ -1,7 +1,10 @@
 //! `symstride check`: evaluate a plan's guards against bindings of its symbols.
 //!
 //! One JSON line per binding, in input order: `{"pass", "specialization", "failed_guard",
-//! "output"}`. A binding that cannot be evaluated (malformed line, unknown or missing
+//! "output"}` (`failed_guard`: the first failing guard of the closest specialization, the
+//! one with the fewest failing guards); `{"pass": true, "specialization", "error":
+//! "broadcast"}` when an error specialization of a `--cover` artifact admits the binding
+//! (the op fails there, as in PyTorch). A binding that cannot be evaluated (malformed line, unknown or missing
 //! symbol, negative size, overflow) gets `{"error": "..."}` instead, so output lines stay
 //! aligned with input lines; it is also reported with its line number on stderr and makes
 //! the exit status non-zero.
@@ -80,6 +83,14 @@ pub fn answer(a: &Artifact, pairs: &[(String, i64)]) -> Result<Value> {
     let failed = out
         .failed_guard
         .map(|(k, g)| a.specializations[k].guards[g].cond.to_string());
+    if let Some(category) = &out.error {
+        // An error specialization: the op fails at this binding as PyTorch does.
+        return Ok(json!({
+            "pass": true,
+            "specialization": out.specialization,
+            "error": category,
+        }));
+    }
     Ok(json!({
         "pass": out.specialization.is_some(),
         "specialization": out.specialization,

@@ -15,10 +15,12 @@ pub struct Args {
     /// Output artifact path.
     #[arg(short, long)]
     pub output: std::path::PathBuf,
-    /// Compile enough specializations to admit every binding.
+    /// Compile specializations until a case split over their guards proves that every
+    /// binding (sizes and strides >= 0) is admitted, by a plan or by an error
+    /// specialization (shapes that do not broadcast); the artifact records `complete`.
     #[arg(long)]
     pub cover: bool,
-    /// With --cover, do not compile specializations for sizes 0.
+    /// With --cover, cover only bindings whose sizes are all >= 1 (no size-0 classes).
     #[arg(long, requires = "cover")]
     pub no_zero: bool,
 }
@@ -118,13 +120,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for (k, s) in artifact.specializations.iter().enumerate().take(8) {
         let guards: Vec<String> = s.guards.iter().map(|g| g.cond.to_string()).collect();
         println!(
-            "  [{k}] {}",
+            "  [{k}]{} {}",
+            s.error
+                .as_ref()
+                .map_or(String::new(), |e| format!(" ({e} error)")),
             if guards.is_empty() {
                 "(no guards)".to_string()
             } else {
                 guards.join(", ")
             }
         );
+    }
+    if let Some(c) = &artifact.coverage {
+        if c.complete {
+            println!(
+                "  cover: complete (proved for every binding where {})",
+                domain_text(c)
+            );
+        } else {
+            println!("  cover: INCOMPLETE, not proved for:");
+            for r in &c.uncovered {
+                println!("    {r}");
+            }
+        }
     }
     if n > 8 {
         println!(
@@ -134,4 +152,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The domain of a cover as one readable condition.
+fn domain_text(c: &symstride::aot::Coverage) -> String {
+    c.domain
+        .iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

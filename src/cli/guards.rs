@@ -47,20 +47,29 @@ pub fn describe(a: &Artifact) -> String {
             .zip(&sp.traced_at)
             .map(|(n, v)| format!("{n}={v}"))
             .collect();
-        let out: Vec<String> = sp.plan.output_strides[0]
-            .iter()
-            .map(|e| e.to_string())
-            .collect();
-        let _ = writeln!(
-            s,
-            "specialization {k} (traced at {}): output strides [{}]",
-            if at.is_empty() {
-                "no symbols".to_string()
-            } else {
-                at.join(",")
-            },
-            out.join(", ")
-        );
+        let at = if at.is_empty() {
+            "no symbols".to_string()
+        } else {
+            at.join(",")
+        };
+        match (&sp.error, sp.plan.output_strides.first()) {
+            (None, Some(strides)) => {
+                let out: Vec<String> = strides.iter().map(|e| e.to_string()).collect();
+                let _ = writeln!(
+                    s,
+                    "specialization {k} (traced at {at}): output strides [{}]",
+                    out.join(", ")
+                );
+            }
+            (error, _) => {
+                // An error specialization: the op fails wherever its guards hold.
+                let _ = writeln!(
+                    s,
+                    "specialization {k} (traced at {at}): {} error",
+                    error.as_deref().unwrap_or("an")
+                );
+            }
+        }
         if sp.guards.is_empty() {
             let _ = writeln!(s, "  (no guards: admits every binding)");
         }

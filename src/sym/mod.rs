@@ -93,4 +93,4 @@ pub use simplify::{
     clear_simplifier_cache, simplify, simplify_bool, simplify_with, SimplifyConfig, SymbolRanges,
 };
 pub use symint::{SymBool, SymInt};
-pub use terms::{decide_under, decide_under_by_cases, PolyTerm};
+pub use terms::{decide_under, decide_under_by_cases, Facts, PolyTerm};

@@ -53,6 +53,76 @@ pub fn decide_under_by_cases(
     k.decide_by_cases(&reduced, 3).ok().flatten()
 }
 
+/// What is known inside one region of a case split over conditions: lower bounds on the
+/// symbols plus the conditions assumed so far, with the static reasoning of a `ShapeEnv`
+/// (canonical form, intervals, bounds, exclusions, substitutions; `Max`/`Min` atoms by case
+/// splits). Used by `--cover` to prove that a set of guard sets covers a domain: each branch
+/// of the split assumes one more literal, and a literal the facts already decide is either
+/// implied (nothing to split) or contradictory (the region is empty).
+#[derive(Clone, Debug)]
+pub struct Facts {
+    k: Knowledge,
+}
+
+impl Facts {
+    /// No facts beyond `symbol >= min` for each `(symbol, min)` (unbounded above).
+    pub fn new(mins: &[(Symbol, i64)]) -> Facts {
+        Facts {
+            k: Knowledge::new(
+                mins.iter()
+                    .map(|(s, m)| (s.clone(), Interval::new(*m as i128, POS_INF)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Adds a condition known to hold in this region.
+    pub fn assume(&mut self, b: &BoolExpr) {
+        self.k.assume(b);
+    }
+
+    /// Decides `goal` in this region: `Some(true)` when the facts imply it, `Some(false)`
+    /// when they imply its negation, `None` when undecided.
+    pub fn decide(&self, goal: &BoolExpr) -> Option<bool> {
+        if let Some(v) = self.k.decide(goal) {
+            return Some(v);
+        }
+        if goal.has_non_polynomial() {
+            let g = self.k.apply_subst_bool(goal);
+            return self.k.decide_by_cases(&g, 3).ok().flatten();
+        }
+        None
+    }
+
+    /// The interval the facts give a symbol: `(lo, hi)` with `None` for unbounded.
+    pub fn range(&self, s: &Symbol) -> (Option<i64>, Option<i64>) {
+        let iv = self.k.interval(&Expr::from_symbol(s));
+        let lo = (iv.lo != i128::MIN)
+            .then(|| i64::try_from(iv.lo).ok())
+            .flatten();
+        let hi = (iv.hi != POS_INF)
+            .then(|| i64::try_from(iv.hi).ok())
+            .flatten();
+        (lo, hi)
+    }
+
+    /// `b` rewritten with the facts: substitutions from assumed equalities applied, then
+    /// monomial factors the facts make positive cancelled (`a*s == s` with `s >= 1` is
+    /// `a == 1`), so that what intervals cannot see in `b` becomes visible. Equivalent
+    /// to `b` wherever the facts hold.
+    pub fn normalize(&self, b: &BoolExpr) -> BoolExpr {
+        let b = self.k.apply_subst_bool(b);
+        b.cancel_positive_monomials(&|s| self.k.interval(&Expr::from_symbol(s)).lo >= 1)
+    }
+
+    /// The expression a symbol was eliminated for by an assumed equality (`b` for `a` after
+    /// `a == b`), if any.
+    pub fn substitution(&self, s: &Symbol) -> Option<Expr> {
+        let e = self.k.apply_subst(&Expr::from_symbol(s));
+        (e.as_symbol() != Some(s)).then_some(e)
+    }
+}
+
 /// One term of a polynomial: `coefficient * Π symbol^exponent`.
 pub type PolyTerm = (i64, Vec<(Symbol, u32)>);
 
