@@ -229,24 +229,35 @@ fn invalid_elementwise_inputs_get_the_same_error_on_both_paths() {
     );
 }
 
+/// Runs `conformance --check` on a golden file in both modes: every case must pass (one
+/// answer line per case, then the summary) and the run must exit 0. Returns the answer lines
+/// of each mode for further checks.
+fn assert_all_pass_in_both_modes(file: &str, cases: usize) -> Vec<Vec<String>> {
+    let path = golden(file);
+    assert_eq!(expects(&path).len(), cases, "{file}");
+    let mut answers = Vec::new();
+    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
+        let o = run(mode, &[&path]);
+        let mut lines = stdout_lines(&o);
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some(format!("{cases} passed, 0 failed").as_str()),
+            "{file} {mode:?} stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{file} {mode:?}");
+        assert_eq!(lines.len(), cases + 1, "{file} {mode:?}");
+        lines.pop();
+        answers.push(lines);
+    }
+    answers
+}
+
 /// `ops.jsonl`: dtypes and promotion, Python numbers, `out=` (resized and restrided),
 /// in-place, shared storages and offsets, PyTorch's errors by category; both modes.
 #[test]
 fn op_golden_cases_all_pass_concretely_and_symbolically() {
-    let path = golden("ops.jsonl");
-    let n = expects(&path).len();
-    assert_eq!(n, 3000);
-    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
-        let o = run(mode, &[&path]);
-        let lines = stdout_lines(&o);
-        assert_eq!(
-            lines.last().map(String::as_str),
-            Some(format!("{n} passed, 0 failed").as_str()),
-            "{mode:?} stderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(o.status.success());
-    }
+    assert_all_pass_in_both_modes("ops.jsonl", 3000);
 }
 
 /// An op error answer is its category (the message is informational); a category that does
@@ -269,54 +280,26 @@ fn op_error_answers_compare_by_category() {
 /// sizes, strides, offset and storage size symbols; op arguments constants).
 #[test]
 fn view_golden_cases_all_pass_in_both_modes() {
-    let v = golden("views.jsonl");
-    let n = expects(&v).len();
-    for mode in [&["--check"][..], &["--symbolic", "--check"][..]] {
-        let o = run(mode, &[&v]);
-        let lines = stdout_lines(&o);
-        assert_eq!(
-            lines.last().map(String::as_str),
-            Some(format!("{n} passed, 0 failed").as_str()),
-            "{mode:?} stderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(o.status.success());
-        assert_eq!(lines.len(), n + 1);
-    }
+    assert_all_pass_in_both_modes("views.jsonl", 3000);
 }
 
 #[test]
 fn reduction_golden_cases_all_pass_in_both_modes() {
-    let path = golden("reductions.jsonl");
-    let exp = expects(&path);
-    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
-        let o = run(mode, &[&path]);
-        let lines = stdout_lines(&o);
-        assert_eq!(lines.len(), exp.len() + 1);
-        let mut matching = 0;
+    let exp = expects(&golden("reductions.jsonl"));
+    for lines in assert_all_pass_in_both_modes("reductions.jsonl", 1500) {
+        // Independently of the CLI's own comparison: each answer is the expectation, an
+        // error answer being the category alone (PyTorch's message is informational).
         for (line, e) in lines.iter().zip(&exp) {
             let got = serde_json::from_str::<Value>(line).unwrap()["got"]
                 .as_object()
                 .unwrap()
                 .clone();
-            // An error answer is the category alone; PyTorch's message is informational.
             let mut e = e.clone();
             if e.contains_key("error") {
                 e.remove("message");
             }
-            matching += usize::from(got == e);
+            assert_eq!(got, e);
         }
-        assert_eq!(
-            lines.last().unwrap(),
-            &format!("{matching} passed, {} failed", exp.len() - matching)
-        );
-        assert_eq!(
-            matching,
-            exp.len(),
-            "{mode:?} stderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(o.status.success());
     }
 }
 
@@ -340,21 +323,7 @@ fn a_wrong_reduction_category_is_a_mismatch() {
 /// category), concretely and with the layouts of the symbolic trace.
 #[test]
 fn program_golden_cases_all_pass_in_both_modes() {
-    let path = golden("programs.jsonl");
-    let n = expects(&path).len();
-    assert_eq!(n, 250);
-    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
-        let o = run(mode, &[&path]);
-        let lines = stdout_lines(&o);
-        assert_eq!(
-            lines.last().map(String::as_str),
-            Some(format!("{n} passed, 0 failed").as_str()),
-            "{mode:?} stderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(o.status.success());
-        assert_eq!(lines.len(), n + 1);
-    }
+    assert_all_pass_in_both_modes("programs.jsonl", 250);
 }
 
 /// A program answer whose values differ beyond the tolerance, or whose error category
