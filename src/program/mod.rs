@@ -51,6 +51,19 @@ pub mod golden;
 mod spec;
 mod trace;
 
+/// The program of the golden README (`x.view(b, s, 4, 16).transpose(1, 2) + bias`, then a
+/// keepdim sum), shared by the unit tests of the spec and the trace.
+#[cfg(test)]
+const HEADS: &str = r#"{"name": "heads_bias_sum",
+ "inputs": [{"name": "x", "sizes": ["b", "s", 64], "layout": "contiguous", "dtype": "float32"},
+            {"name": "bias", "sizes": [4, 1, 16], "layout": "contiguous"}],
+ "hints": {"b": 2, "s": 5},
+ "steps": [{"let": "q",  "op": "view",      "args": ["x", ["b", "s", 4, 16]]},
+           {"let": "qt", "op": "transpose", "args": ["q", 1, 2]},
+           {"let": "y",  "op": "add",       "args": ["qt", "bias"]},
+           {"let": "z",  "op": "sum",       "args": ["y", [-1]], "keepdim": true}],
+ "outputs": ["z", "qt"]}"#;
+
 pub use exec::{execute, fill_value, Data, Executed};
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use trace::{concrete, run_steps, trace, ProgramTrace, Value};

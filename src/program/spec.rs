@@ -612,15 +612,7 @@ fn parse_step(
 mod tests {
     use super::*;
 
-    const HEADS: &str = r#"{"name": "heads_bias_sum",
- "inputs": [{"name": "x", "sizes": ["b", "s", 64], "layout": "contiguous", "dtype": "float32"},
-            {"name": "bias", "sizes": [4, 1, 16], "layout": "contiguous"}],
- "hints": {"b": 2, "s": 5},
- "steps": [{"let": "q",  "op": "view",      "args": ["x", ["b", "s", 4, 16]]},
-           {"let": "qt", "op": "transpose", "args": ["q", 1, 2]},
-           {"let": "y",  "op": "add",       "args": ["qt", "bias"]},
-           {"let": "z",  "op": "sum",       "args": ["y", [-1]], "keepdim": true}],
- "outputs": ["z", "qt"]}"#;
+    use crate::program::HEADS;
 
     fn with_step(step: &str) -> String {
         HEADS.replace(

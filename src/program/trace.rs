@@ -560,15 +560,7 @@ impl ProgramTrace {
 mod tests {
     use super::*;
 
-    const HEADS: &str = r#"{"name": "heads",
- "inputs": [{"name": "x", "sizes": ["b", "s", 64], "layout": "contiguous", "dtype": "float32"},
-            {"name": "bias", "sizes": [4, 1, 16], "layout": "contiguous"}],
- "hints": {"b": 2, "s": 5},
- "steps": [{"let": "q",  "op": "view",      "args": ["x", ["b", "s", 4, 16]]},
-           {"let": "qt", "op": "transpose", "args": ["q", 1, 2]},
-           {"let": "y",  "op": "add",       "args": ["qt", "bias"]},
-           {"let": "z",  "op": "sum",       "args": ["y", [-1]], "keepdim": true}],
- "outputs": ["z", "qt"]}"#;
+    use crate::program::HEADS;
 
     #[test]
     fn pruning_and_merging_keep_the_conjunction() {
