@@ -2,6 +2,8 @@
 //! at admitted bindings == fresh concrete build), artifact round trips and tampering,
 //! dispatch (binding, cache, threads).
 
+mod common;
+
 use proptest::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
@@ -664,13 +666,6 @@ fn an_edit_agreeing_at_the_trace_point_is_rejected_and_cannot_reach_out_of_bound
 // ---------------------------------------------------------------------------------------
 // The CLI.
 
-fn cli(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_symstride"))
-        .args(args)
-        .output()
-        .expect("run symstride")
-}
-
 #[test]
 fn cli_compile_guards_check_run() {
     let dir = std::env::temp_dir().join(format!("symstride-aot-cli-{}", std::process::id()));
@@ -680,24 +675,20 @@ fn cli_compile_guards_check_run() {
     std::fs::write(&spec, SEED_SPEC_JSON).unwrap();
     let p = |x: &std::path::Path| x.to_str().unwrap().to_string();
 
-    let out = cli(&["compile", &p(&spec), "-o", &p(&plan)]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1 specialization"));
+    let out = common::run(&["compile", &p(&spec), "-o", &p(&plan)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("1 specialization"));
 
-    let out = cli(&["guards", &p(&plan)]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success());
+    let out = common::run(&["guards", &p(&plan)]);
+    let text = out.stdout.as_str();
+    assert_eq!(out.code, 0);
     assert!(
         text.contains("h >= 2") && text.contains("compute_perm"),
         "{text}"
     );
 
-    let out = cli(&["check", &p(&plan), "--bind", "c=3,h=4,w=5"]);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::run(&["check", &p(&plan), "--bind", "c=3,h=4,w=5"]);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["pass"], true);
     assert_eq!(v["specialization"], 0);
     assert_eq!(v["output"]["strides"], serde_json::json!([60, 1, 15, 3]));
@@ -708,15 +699,15 @@ fn cli_compile_guards_check_run() {
         "{\"c\":3,\"h\":1,\"w\":5}\nnot json\n{\"c\":3,\"h\":4}\n{\"c\":8,\"h\":8,\"w\":8}\n",
     )
     .unwrap();
-    let out = cli(&["check", &p(&plan), "--bindings", &p(&lines)]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = common::run(&["check", &p(&plan), "--bindings", &p(&lines)]);
+    assert_ne!(out.code, 0);
+    let stderr = out.stderr.as_str();
     assert!(stderr.contains(":2:") && stderr.contains(":3:"), "{stderr}");
     let got: Vec<Value> = out
         .stdout
-        .split(|&b| b == b'\n')
+        .lines()
         .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
+        .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(got.len(), 4);
     assert_eq!(got[0]["pass"], false);
@@ -725,7 +716,7 @@ fn cli_compile_guards_check_run() {
     assert!(got[1]["error"].is_string());
     assert_eq!(got[3]["pass"], true);
 
-    let out = cli(&[
+    let out = common::run(&[
         "run",
         &p(&plan),
         "--bind",
@@ -735,17 +726,13 @@ fn cli_compile_guards_check_run() {
         "--threads",
         "2",
     ]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = out.stdout.as_str();
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(text.contains("verified 144 elements"), "{text}");
 
     std::fs::write(&plan, "{\"format\":\"symstride-aot\",\"version\":99}").unwrap();
-    let out = cli(&["guards", &p(&plan)]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("version 99"));
+    let out = common::run(&["guards", &p(&plan)]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("version 99"));
     let _ = std::fs::remove_dir_all(&dir);
 }

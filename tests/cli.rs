@@ -7,9 +7,11 @@
 //!   would show).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_symstride");
+use std::process::{Command, Stdio};
+
+use common::{run, Run, BIN};
 
 /// A scratch directory for one test, removed when dropped.
 struct Scratch(PathBuf);
@@ -32,37 +34,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs the binary with `RUST_BACKTRACE=1` and checks it did not panic.
-fn run(args: &[&str]) -> Run {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = Command::new(BIN)
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run symstride");
-    let r = Run {
-        code: status.code().expect("terminated by a signal"),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-    };
-    assert!(
-        !r.stderr.contains("panicked") && !r.stderr.contains("stack backtrace"),
-        "symstride {args:?} panicked:\n{}",
-        r.stderr
-    );
-    r
 }
 
 fn p(path: &Path) -> &str {

@@ -4,29 +4,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_symstride");
+mod common;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str]) -> Out {
-    let o = Command::new(BIN)
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run symstride");
-    let out = Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    };
-    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
-    out
-}
+use common::{run, BIN};
 
 fn scratch(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("symstride-compile-{}-{test}", std::process::id()));

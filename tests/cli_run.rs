@@ -3,32 +3,11 @@
 //! 0 and too many, the parsed binding echoed.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_symstride");
+mod common;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str]) -> Out {
-    let o = Command::new(BIN)
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run symstride");
-    let out = Out {
-        code: o.status.code().expect("terminated by a signal"),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    };
-    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
-    out
-}
+use common::run;
 
 /// The seed spec compiled into a scratch directory (one per test).
 fn seed_plan(test: &str) -> PathBuf {

@@ -2,6 +2,8 @@
 //! equal to a fresh concrete build or by an error specialization answering the concrete
 //! build's error), the proof is re-checked on load, and the guards are readable.
 
+mod common;
+
 use proptest::prelude::*;
 use serde_json::Value;
 use symstride::aot::{
@@ -480,13 +482,6 @@ proptest! {
     }
 }
 
-fn cli(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_symstride"))
-        .args(args)
-        .output()
-        .expect("run symstride")
-}
-
 #[test]
 fn cli_check_answers_the_error_of_an_error_specialization() {
     let dir = std::env::temp_dir().join(format!("symstride-cover-{}", std::process::id()));
@@ -499,26 +494,22 @@ fn cli_check_answers_the_error_of_an_error_specialization() {
     )
     .unwrap();
     let p = plan.to_str().unwrap();
-    let out = cli(&["compile", spec.to_str().unwrap(), "--cover", "-o", p]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let out = common::run(&["compile", spec.to_str().unwrap(), "--cover", "-o", p]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = out.stdout.clone();
     assert!(text.contains("cover: complete"), "{text}");
-    let out = cli(&["check", p, "--bind", "a=2,b=3"]);
-    assert!(out.status.success());
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::run(&["check", p, "--bind", "a=2,b=3"]);
+    assert_eq!(out.code, 0);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["pass"], Value::from(true), "{v}");
     assert_eq!(v["error"], Value::from("broadcast"), "{v}");
-    let out = cli(&["check", p, "--bind", "a=2,b=2"]);
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::run(&["check", p, "--bind", "a=2,b=2"]);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["pass"], Value::from(true), "{v}");
     assert!(v.get("error").is_none(), "{v}");
-    let out = cli(&["guards", p]);
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("broadcast error"));
+    let out = common::run(&["guards", p]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("broadcast error"));
     std::fs::remove_dir_all(&dir).ok();
 }
 
