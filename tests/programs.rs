@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use std::time::Instant;
-use symstride::program::{concrete, trace, Program, ProgramTrace};
+use symstride::program::{concrete, trace, Program, ProgramSpecialization, ProgramTrace};
 use symstride::sym::Bindings;
 
 fn coverage_lines() -> Vec<Value> {
@@ -228,14 +228,25 @@ proptest! {
         let bind = |v: &[i64]| Bindings::from_pairs([("a", v[0]), ("b", v[1]), ("c", v[2])]);
         let t = trace(&p, &bind(&hints)).unwrap();
         prop_assert!(t.admits(&bind(&hints)).unwrap());
+        // The compiled specialization: same admitted set, same values (one reused Vec).
+        let s = ProgramSpecialization::from_trace(&p, hints.clone(), t.clone()).unwrap();
+        let mut reused = Vec::new();
         for pt in points.iter().chain([&hints]) {
             let b = bind(pt);
+            prop_assert_eq!(s.admits(pt).unwrap(), t.admits(&b).unwrap(), "{} at {:?}", spec, pt);
             if !t.admits(&b).unwrap() {
                 continue;
             }
             match (&t.values, concrete(&p, &b)) {
-                (Ok(_), Ok(c)) => prop_assert_eq!(t.instantiate(&b).unwrap(), c, "{} at {:?}", spec, pt),
-                (Err(te), Err(ce)) => prop_assert_eq!(te.category(), ce.category(), "{} at {:?}", spec, pt),
+                (Ok(_), Ok(c)) => {
+                    s.instantiate_into(pt, &mut reused).unwrap();
+                    prop_assert_eq!(&reused, &c, "{} at {:?}", spec, pt);
+                    prop_assert_eq!(t.instantiate(&b).unwrap(), c, "{} at {:?}", spec, pt)
+                }
+                (Err(te), Err(ce)) => {
+                    prop_assert_eq!(s.instantiate(pt).unwrap_err().category(), ce.category());
+                    prop_assert_eq!(te.category(), ce.category(), "{} at {:?}", spec, pt)
+                }
                 (te, c) => prop_assert!(false, "{spec} at {pt:?}: trace {:?} vs concrete {:?}", te.as_ref().err(), c.err()),
             }
         }

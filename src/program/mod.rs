@@ -43,12 +43,14 @@
 //! |---|---|
 //! | `spec.rs` | [`Program`]: parsing and static validation (names, arities, keywords from the op, reduction and view tables) |
 //! | `trace.rs` | [`run_steps`] over `Int`, [`concrete`], the symbolic [`trace`] and its instantiation |
+//! | `specialize.rs` | [`ProgramSpecialization`]: a trace's guards compiled and every step's value in one straight-line program |
 //! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data |
 //! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
 
 mod exec;
 pub mod golden;
 mod spec;
+mod specialize;
 mod trace;
 
 /// The program of the golden README (`x.view(b, s, 4, 16).transpose(1, 2) + bias`, then a
@@ -66,4 +68,5 @@ const HEADS: &str = r#"{"name": "heads_bias_sum",
 
 pub use exec::{execute, fill_value, Data, Executed};
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
+pub use specialize::{specialize, ProgramSpecialization};
 pub use trace::{concrete, run_steps, trace, ProgramTrace, Value};
