@@ -44,9 +44,13 @@
 //! | `spec.rs` | [`Program`]: parsing and static validation (names, arities, keywords from the op, reduction and view tables) |
 //! | `trace.rs` | [`run_steps`] over `Int`, [`concrete`], the symbolic [`trace`] and its instantiation |
 //! | `specialize.rs` | [`ProgramSpecialization`]: a trace's guards compiled and every step's value in one straight-line program |
+//! | `dispatch.rs` | [`ProgramDispatcher`]: bind (the single-op binder), first admitting specialization, instantiate every value; re-trace on a miss |
+//! | `artifact.rs` | [`ProgramArtifact`] (format version 2), verified on load by re-tracing; [`AnyArtifact`] reads version 1 or 2 |
 //! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data |
 //! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
 
+mod artifact;
+mod dispatch;
 mod exec;
 pub mod golden;
 mod spec;
@@ -66,6 +70,8 @@ const HEADS: &str = r#"{"name": "heads_bias_sum",
            {"let": "z",  "op": "sum",       "args": ["y", [-1]], "keepdim": true}],
  "outputs": ["z", "qt"]}"#;
 
+pub use artifact::{AnyArtifact, ProgramArtifact, ProgramCheck, PROGRAM_FORMAT_VERSION};
+pub use dispatch::{input_layouts, ProgramDispatcher, ProgramValues};
 pub use exec::{execute, fill_value, Data, Executed};
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use specialize::{specialize, ProgramSpecialization};
