@@ -254,6 +254,70 @@ pub fn input_layouts(p: &Program, values: &[i64]) -> Result<Vec<(Vec<i64>, Vec<i
         .collect()
 }
 
+/// The demo program: an attention head split with a per-head bias and a softmax over the
+/// last dimension (`x.view(b, s, 3, 16).transpose(1, 2) + bias`, then `amax`, `sub`,
+/// `exp`, `sum`, `div`), eight steps over two symbols.
+pub const DEMO_PROGRAM_JSON: &str = r#"{"name": "attn_heads_bias_softmax",
+ "inputs": [{"name": "x", "sizes": ["b", "s", 48], "layout": "contiguous", "dtype": "float32"},
+            {"name": "bias", "sizes": [3, 1, 16], "layout": "contiguous", "dtype": "float32"}],
+ "hints": {"b": 2, "s": 5},
+ "steps": [{"let": "q",  "op": "view",      "args": ["x", ["b", "s", 3, 16]]},
+           {"let": "qt", "op": "transpose", "args": ["q", 1, 2]},
+           {"let": "y",  "op": "add",       "args": ["qt", "bias"]},
+           {"let": "mx", "op": "amax",      "args": ["y", [-1]], "keepdim": true},
+           {"let": "sh", "op": "sub",       "args": ["y", "mx"]},
+           {"let": "e",  "op": "exp",       "args": ["sh"]},
+           {"let": "z",  "op": "sum",       "args": ["e", [-1]], "keepdim": true},
+           {"let": "p",  "op": "div",       "args": ["e", "z"]}],
+ "outputs": ["p", "qt"]}"#;
+
+/// Benchmark scenario `compile_program`: one compile (parse + trace at the hints + guard
+/// and value-program compilation) of [`DEMO_PROGRAM_JSON`].
+pub fn compile_demo_program() -> Result<ProgramArtifact> {
+    ProgramArtifact::compile(&Program::from_json(DEMO_PROGRAM_JSON)?)
+}
+
+/// Benchmark scenario `dispatch_cached_program`: a dispatcher over the compiled demo
+/// program and the input layouts of one call (`b = 4, s = 128`), so that
+/// [`ProgramDispatch::run`] measures binding, the guard check and the instantiation of
+/// every value of a cache hit, without any kernel.
+#[derive(Debug)]
+pub struct ProgramDispatch {
+    /// The dispatcher.
+    pub dispatcher: ProgramDispatcher,
+    /// Input layouts `(sizes, strides)`.
+    pub inputs: Vec<(Vec<i64>, Vec<i64>)>,
+    /// The values instantiated into (reused across calls).
+    pub values: Vec<Value<i64>>,
+}
+
+impl ProgramDispatch {
+    /// Compiles the demo program and prepares one call's inputs.
+    pub fn new() -> Result<ProgramDispatch> {
+        let artifact = compile_demo_program()?;
+        let inputs = input_layouts(&artifact.program, &[4, 128])?;
+        let mut s = ProgramDispatch {
+            dispatcher: ProgramDispatcher::new(artifact)?,
+            inputs,
+            values: Vec::new(),
+        };
+        s.run()?;
+        Ok(s)
+    }
+
+    /// One dispatch (bind + guards + instantiate every value); returns the specialization
+    /// index.
+    #[inline]
+    pub fn run(&mut self) -> Result<usize> {
+        let a = (&self.inputs[0].0[..], &self.inputs[0].1[..]);
+        let b = (&self.inputs[1].0[..], &self.inputs[1].1[..]);
+        Ok(self
+            .dispatcher
+            .dispatch(&[a, b], &mut self.values)?
+            .specialization)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,6 +341,19 @@ mod tests {
         let st = d.stats();
         assert_eq!(st.hits + st.misses, 6);
         assert!(st.misses >= 1 && st.specializations == 1 + st.retraces as usize);
+    }
+
+    #[test]
+    fn demo_program_dispatches_without_misses() {
+        let mut d = ProgramDispatch::new().unwrap();
+        assert_eq!(d.run().unwrap(), 0);
+        let st = d.dispatcher.stats();
+        assert_eq!((st.misses, st.specializations), (0, 1));
+        let p = d.dispatcher.program().clone();
+        assert_eq!(
+            d.values,
+            concrete(&p, &bindings_of(&p.symbols, &[4, 128])).unwrap()
+        );
     }
 
     #[test]

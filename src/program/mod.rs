@@ -71,7 +71,10 @@ const HEADS: &str = r#"{"name": "heads_bias_sum",
  "outputs": ["z", "qt"]}"#;
 
 pub use artifact::{AnyArtifact, ProgramArtifact, ProgramCheck, PROGRAM_FORMAT_VERSION};
-pub use dispatch::{input_layouts, ProgramDispatcher, ProgramValues};
+pub use dispatch::{
+    compile_demo_program, input_layouts, ProgramDispatch, ProgramDispatcher, ProgramValues,
+    DEMO_PROGRAM_JSON,
+};
 pub use exec::{execute, fill_value, Data, Executed};
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use specialize::{specialize, ProgramSpecialization};
