@@ -14,7 +14,10 @@
 //! as the trace says. Elements are computed with the op table's and the reduction table's
 //! per-element references (the oracles the vectorized kernels are tested against), in the
 //! computation dtype the op planning chose, so the values are PyTorch's up to the golden
-//! tolerances.
+//! tolerances. That executor is the oracle; [`run_program`] is the real path: the same
+//! layouts, every op, reduction and copy through the vectorized kernels, dead intermediate
+//! buffers reused (the liveness rule is in `run.rs`). Golden `program` lines are answered
+//! through [`run_program`], and tests compare it with [`execute`].
 //!
 //! # Against PyTorch
 //!
@@ -46,13 +49,15 @@
 //! | `specialize.rs` | [`ProgramSpecialization`]: a trace's guards compiled and every step's value in one straight-line program |
 //! | `dispatch.rs` | [`ProgramDispatcher`]: bind (the single-op binder), first admitting specialization, instantiate every value; re-trace on a miss |
 //! | `artifact.rs` | [`ProgramArtifact`] (format version 2), verified on load by re-tracing; [`AnyArtifact`] reads version 1 or 2 |
-//! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data |
+//! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data (the per-element reference) |
+//! | `run.rs` | [`run_program`]: every step through the vectorized kernels, views aliasing, dead buffers reused |
 //! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
 
 mod artifact;
 mod dispatch;
 mod exec;
 pub mod golden;
+mod run;
 mod spec;
 mod specialize;
 mod trace;
@@ -76,6 +81,7 @@ pub use dispatch::{
     DEMO_PROGRAM_JSON,
 };
 pub use exec::{execute, fill_value, Data, Executed};
+pub use run::{fill_inputs, run_program, run_program_stats, tensor_values, RunStats};
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use specialize::{specialize, ProgramSpecialization};
 pub use trace::{concrete, run_steps, trace, ProgramTrace, Value};
