@@ -4,7 +4,11 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use std::time::Instant;
-use symstride::program::{concrete, trace, Program, ProgramSpecialization, ProgramTrace};
+use symstride::aot::CoverOptions;
+use symstride::program::{
+    concrete, cover_program, program_uncovered_region, trace, Program, ProgramSpecialization,
+    ProgramTrace,
+};
 use symstride::sym::Bindings;
 
 fn coverage_lines() -> Vec<Value> {
@@ -54,19 +58,36 @@ fn traced_answer(p: &Program, t: &ProgramTrace, b: &Bindings) -> Value {
 /// the instantiated outputs equal PyTorch's (an error only with PyTorch's category); the
 /// concrete trace equals PyTorch at every row; guards and coverage compared with PyTorch's
 /// (at least PyTorch's coverage with at most its number of guards) and printed
-/// (`cargo test --test programs -- --nocapture`).
+/// (`cargo test --test programs -- --nocapture`). The cover (`cover_program`, sizes >= 0):
+/// proved complete (and re-proved from its traces), it admits every row binding, and the
+/// first admitting trace's outputs (or error category) are PyTorch's at every row; its
+/// trace count and compile time are printed in the same table.
 #[test]
 fn program_coverage_against_pytorch() {
     let lines = coverage_lines();
     assert_eq!(lines.len(), 10);
-    println!("| program | guards ours/PyTorch | coverage ours/PyTorch | trace time ours/PyTorch |");
-    println!("|---|---|---|---|");
+    println!("| program | guards ours/PyTorch | coverage ours/PyTorch | trace time ours/PyTorch | cover: specializations | cover: compile time |");
+    println!("|---|---|---|---|---|---|");
     for line in &lines {
         let p = Program::from_value(&line["spec"]).unwrap();
         let hints = p.hint_bindings();
         let start = Instant::now();
         let t = trace(&p, &hints).unwrap();
         let ours_s = start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        let cover = cover_program(&p, &CoverOptions::default()).unwrap();
+        let cover_s = start.elapsed().as_secs_f64();
+        assert!(
+            cover.complete,
+            "{}: cover incomplete: {:?}",
+            p.name, cover.uncovered
+        );
+        assert_eq!(
+            program_uncovered_region(&p, &cover.domain, &cover.traces),
+            None,
+            "{}: the cover's proof does not replay",
+            p.name
+        );
         let rows = line["rows"].as_array().unwrap();
         let mut admitted = 0usize;
         for row in rows {
@@ -81,6 +102,20 @@ fn program_coverage_against_pytorch() {
                 &eager, torch,
                 "{}: concrete at {:?}",
                 p.name, row["binding"]
+            );
+            let k = cover.admitting(&b).unwrap().unwrap_or_else(|| {
+                panic!(
+                    "{}: the cover admits no trace at {:?}",
+                    p.name, row["binding"]
+                )
+            });
+            assert_eq!(
+                &traced_answer(&p, &cover.traces[k], &b),
+                torch,
+                "{}: cover trace {k} (traced at {:?}) at {:?}",
+                p.name,
+                cover.traced_at[k],
+                row["binding"]
             );
             if t.admits(&b).unwrap() {
                 admitted += 1;
@@ -98,14 +133,16 @@ fn program_coverage_against_pytorch() {
         let torch_guards = line["torch_guards"].as_array().unwrap().len();
         let torch_s = line["torch_trace_s"].as_f64().unwrap();
         println!(
-            "| {} | {}/{} | {:.3}/{:.3} | {:.2} ms/{:.1} ms |",
+            "| {} | {}/{} | {:.3}/{:.3} | {:.2} ms/{:.1} ms | {} | {:.1} ms |",
             p.name,
             t.guards.len(),
             torch_guards,
             ours_cov,
             torch_cov,
             ours_s * 1e3,
-            torch_s * 1e3
+            torch_s * 1e3,
+            cover.traces.len(),
+            cover_s * 1e3
         );
         assert!(
             ours_cov >= torch_cov,

@@ -13,6 +13,10 @@
 //!   equal under the stored guards): a changed expression that agrees only at the trace
 //!   point is caught.
 //!
+//! The verification is written once, generic over what is traced ([`Retrace`]): a
+//! single-op spec (its payload is the iterator plan) or a program (its payload is every
+//! value's layout, or the error the trace stopped with; see `program/artifact.rs`).
+//!
 //! Together these restore the soundness contract of [`Specialization`] for the stored
 //! guards: every binding they admit satisfies the traced guards, where the traced plan is
 //! the concrete build and the stored plan equals it.
