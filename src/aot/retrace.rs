@@ -35,7 +35,9 @@ use super::specialization::Specialization;
 use super::trace::{trace_parts, Traced};
 use crate::error::{Error, Result};
 use crate::iter::Plan;
-use crate::sym::{decide_under_by_cases, Bindings, BoolExpr, Expr, Guard, Symbol};
+use crate::sym::{
+    decide_under_by_cases, Bindings, BoolExpr, CompiledGuards, Expr, Guard, GuardSet, Symbol,
+};
 use std::rc::Rc;
 
 /// At most this many traces per specialization (the first, plus those of split regions).
@@ -117,17 +119,16 @@ impl Verifier<'_> {
     /// new one at the stored trace point or a probe point.
     /// `None` when the region is provably empty (nothing to verify).
     fn trace_in(&mut self, facts: &[&BoolExpr], why: Option<&Guard>) -> Result<Option<Rc<Traced>>> {
-        if let Some(t) = self
-            .traces
-            .iter()
-            .find(|t| holds(self.spec, facts, &t.traced_at))
-        {
+        // The region's facts compiled once: a point test is then a few nanoseconds, and
+        // the probe grid below examines up to thousands of points.
+        let region = Region::new(self.spec, facts);
+        if let Some(t) = self.traces.iter().find(|t| region.holds(&t.traced_at)) {
             return Ok(Some(Rc::clone(t)));
         }
-        let point = if holds(self.spec, facts, &self.stored.traced_at) {
+        let point = if region.holds(&self.stored.traced_at) {
             Some(self.stored.traced_at.clone())
         } else {
-            find_point(self.spec, facts)
+            find_point(self.spec, &region)
         };
         let Some(point) = point else {
             if provably_empty(self.spec, facts) {
@@ -431,9 +432,45 @@ fn holds(spec: &Spec, facts: &[&BoolExpr], point: &[i64]) -> bool {
     facts.iter().all(|f| f.eval(&b).unwrap_or(false))
 }
 
+/// A region's facts, ready to be tested at many points: compiled ([`CompiledGuards`]) when
+/// they compile, else evaluated exactly through [`Bindings`] (same answers: a fact that
+/// cannot be evaluated at a point does not hold there).
+struct Region<'a> {
+    spec: &'a Spec,
+    facts: &'a [&'a BoolExpr],
+    compiled: Option<CompiledGuards>,
+}
+
+impl<'a> Region<'a> {
+    fn new(spec: &'a Spec, facts: &'a [&'a BoolExpr]) -> Region<'a> {
+        let set = GuardSet::from(
+            facts
+                .iter()
+                .map(|f| Guard {
+                    cond: (*f).clone(),
+                    reason: String::new(),
+                })
+                .collect::<Vec<_>>(),
+        );
+        Region {
+            spec,
+            facts,
+            compiled: set.compile(&spec.symbols).ok(),
+        }
+    }
+
+    /// Every fact holds at `point`.
+    fn holds(&self, point: &[i64]) -> bool {
+        match &self.compiled {
+            Some(c) => matches!(c.eval(point), Ok(None)),
+            None => holds(self.spec, self.facts, point),
+        }
+    }
+}
+
 /// The first point of a probe grid (per symbol: its hint or a value >= 2, 1, a larger
 /// value, 0) where every fact holds and the spec's inputs are real tensors.
-fn find_point(spec: &Spec, facts: &[&BoolExpr]) -> Option<Vec<i64>> {
+fn find_point(spec: &Spec, region: &Region) -> Option<Vec<i64>> {
     let values: Vec<[i64; 4]> = spec
         .hints
         .iter()
@@ -452,7 +489,7 @@ fn find_point(spec: &Spec, facts: &[&BoolExpr]) -> Option<Vec<i64>> {
             point[i] = vs[r % 4];
             r /= 4;
         }
-        if holds(spec, facts, &point) && spec.concrete_inputs(&point).is_ok() {
+        if region.holds(&point) && spec.concrete_inputs(&point).is_ok() {
             return Some(point);
         }
     }
@@ -470,5 +507,48 @@ fn fmt_point(spec: &Spec, point: &[i64]) -> String {
         "the (symbol-free) spec".to_string()
     } else {
         parts.join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compiled point test answers exactly as the exact evaluation, including facts
+    /// that cannot be evaluated at a point (a division by a size that is 0 there).
+    #[test]
+    fn compiled_region_test_agrees_with_exact_evaluation() {
+        let spec = Spec::from_json(crate::aot::SEED_SPEC_JSON).unwrap();
+        let facts: Vec<BoolExpr> = [
+            "c >= 1",
+            "h != 1 || w == 0",
+            "c*h*w != 4",
+            "(c*w) // h >= 1",
+            "w <= h + 2",
+        ]
+        .iter()
+        .map(|f| BoolExpr::parse(f).unwrap())
+        .collect();
+        let refs: Vec<&BoolExpr> = facts.iter().collect();
+        for n in 1..=refs.len() {
+            let region = Region::new(&spec, &refs[..n]);
+            assert!(region.compiled.is_some());
+            let (mut yes, mut no) = (0, 0);
+            for c in 0..5 {
+                for h in 0..5 {
+                    for w in 0..5 {
+                        let p = [c, h, w];
+                        let exact = holds(&spec, &refs[..n], &p);
+                        assert_eq!(region.holds(&p), exact, "{n} facts at {p:?}");
+                        if exact {
+                            yes += 1
+                        } else {
+                            no += 1
+                        }
+                    }
+                }
+            }
+            assert!(yes > 0 && no > 0, "{n} facts: {yes} / {no}");
+        }
     }
 }
