@@ -234,6 +234,7 @@ enum Found {
 const SPLIT_BUDGET: usize = 200_000;
 
 struct Prover {
+    symbols: Vec<Symbol>,
     atoms: Vec<BoolExpr>,
     sets: Vec<Node>,
     facts: Facts,
@@ -266,6 +267,7 @@ impl Prover {
             facts.assume(d);
         }
         Prover {
+            symbols: mins.into_iter().map(|(s, _)| s).collect(),
             atoms,
             sets,
             facts,
@@ -317,7 +319,43 @@ impl Prover {
                 }
             }
         }
-        more.len() > lits.len() && self.refutes_one(&more)
+        if more.len() > lits.len() && self.refutes_one(&more) {
+            return true;
+        }
+        // Once more with every symbol the facts pin to one value (`c >= 1`, `c <= 1`)
+        // replaced by it: `a <= c` becomes `a <= 1`, which intervals see (with `a >= 1`
+        // and `a != 1`, a contradiction no single literal shows).
+        let pinned: Vec<(Symbol, i64)> = self
+            .symbols
+            .iter()
+            .filter_map(|s| match f.range(s) {
+                (Some(lo), Some(hi)) if lo == hi => Some((s.clone(), lo)),
+                _ => None,
+            })
+            .collect();
+        if pinned.is_empty() {
+            return false;
+        }
+        let sub = |s: &Symbol| {
+            pinned
+                .iter()
+                .find(|(p, _)| p == s)
+                .map(|(_, v)| Expr::constant(*v))
+        };
+        let mut rewritten: Vec<BoolExpr> = Vec::with_capacity(more.len());
+        for l in &more {
+            let n = l.substitute(&sub);
+            match n.as_const() {
+                Some(false) => return true,
+                Some(true) => {}
+                None => {
+                    if !rewritten.contains(&n) {
+                        rewritten.push(n)
+                    }
+                }
+            }
+        }
+        self.refutes_one(&rewritten)
     }
 
     /// True when one literal is decided false under the others.
