@@ -47,10 +47,12 @@
 //! | `spec.rs` | [`Program`]: parsing and static validation (names, arities, keywords from the op, reduction and view tables) |
 //! | `trace.rs` | [`run_steps`] over `Int`, [`concrete`], the symbolic [`trace`] and its instantiation |
 //! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data (the per-element reference) |
+//! | `fuse.rs` | [`FusionPlan`]: which elementwise chains run as one pass ([`plan_fusion`], [`check_fusion`]), and the block evaluator |
 //! | `run.rs` | [`run_program`]: every step through the vectorized kernels, views aliasing, dead buffers reused |
 //! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
 
 mod exec;
+mod fuse;
 pub mod golden;
 mod run;
 mod spec;
@@ -70,6 +72,9 @@ const HEADS: &str = r#"{"name": "heads_bias_sum",
  "outputs": ["z", "qt"]}"#;
 
 pub use exec::{execute, fill_value, Data, Executed};
-pub use run::{fill_inputs, run_program, run_program_stats, tensor_values, RunStats};
+pub use fuse::{check_fusion, plan_fusion, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK};
+pub use run::{
+    fill_inputs, run_program, run_program_fused, run_program_stats, tensor_values, RunStats,
+};
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use trace::{concrete, run_steps, trace, ProgramTrace, Value};
