@@ -3,7 +3,11 @@
 //! same thread count (measured in the same run), or as JSON; plus the
 //! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
 //! seed spec, no kernel), `compile_seed_spec` (one compile of that spec) and
-//! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed).
+//! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed);
+//! and the program scenarios of `bench/programs.rs` (softmax, layer norm, conv epilogue, step
+//! by step and fused).
+
+mod programs;
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -65,6 +69,7 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
     let mut v: Vec<Scenario> = Vec::new();
     let n16 = (1usize << 24) as f64;
     op_scenarios(&cfg, &mut v)?;
+    programs::scenarios(&cfg, &mut v)?;
 
     let (a, b) = (tensor(&[64, 64, 64, 64], 1)?, tensor(&[64, 64, 64, 64], 2)?);
     {

@@ -47,6 +47,7 @@ use crate::tensor::{FloatElement, Scalar, Tensor};
 use crate::{DType, Error, Result};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 /// Elements per block of the fused evaluator (per leaf and member buffer: 256 f32 are 1 KiB,
 /// so a chain's buffers stay in L1).
@@ -545,7 +546,7 @@ fn run_typed<T: FloatElement + AnyElement>(
             while start < i1 {
                 let len = BLOCK.min(i1 - start);
                 // Leaves as slices, scalars or gathered blocks.
-                let mut ops: Vec<Opnd<'_, T>> = Vec::with_capacity(n_leaves);
+                let mut ops: SmallVec<[Opnd<'_, T>; 4]> = SmallVec::new();
                 for (l, buf) in leaf_bufs.iter_mut().enumerate() {
                     let s = w.strides[l + 1][id];
                     let at = base[l + 1] + start as isize * s;
@@ -568,7 +569,7 @@ fn run_typed<T: FloatElement + AnyElement>(
                 }
                 for (i, (op, args)) in c.code.iter().enumerate() {
                     let (done, rest) = regs.split_at_mut(i);
-                    let a: Vec<Opnd<'_, T>> = args
+                    let a: SmallVec<[Opnd<'_, T>; 3]> = args
                         .iter()
                         .map(|s| match *s {
                             Src::Leaf(l) => ops[l],
@@ -638,4 +639,42 @@ fn run_typed<T: FloatElement + AnyElement>(
             .for_each(|t| run_rows(0, 1, t * per, ((t + 1) * per).min(inner)));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_number_steps_from_one() {
+        let plan = FusionPlan {
+            chains: vec![
+                FusedChain {
+                    steps: vec![1, 2, 3],
+                },
+                FusedChain { steps: vec![4, 6] },
+            ],
+        };
+        assert_eq!(plan.summary(), vec!["steps 2-4 fused", "steps 5, 7 fused"]);
+        assert_eq!(plan.to_string(), "steps 2-4 fused; steps 5, 7 fused");
+        assert_eq!(FusionPlan::default().to_string(), "no fusion");
+    }
+
+    #[test]
+    fn the_walk_follows_memory_order_and_coalesces() {
+        // Channels-last [2, 4, 3, 3] output and input, plus a [4, 1, 1] broadcast operand.
+        let (sizes, cl) = ([2i64, 4, 3, 3], vec![36i64, 1, 12, 4]);
+        let ops = vec![(cl.clone(), 0), (cl.clone(), 0), (vec![0, 1, 0, 0], 0)];
+        let w = walk(&sizes, &cl, &ops).unwrap();
+        // N, H, W coalesced (the broadcast operand allows it: stride 0 along all three),
+        // then C innermost.
+        assert_eq!(w.sizes, vec![18, 4]);
+        assert_eq!(w.strides[0], vec![4, 1]);
+        assert_eq!(w.strides[2], vec![0, 1]);
+        // Fully contiguous operands coalesce into one dim.
+        let c = vec![36i64, 9, 3, 1];
+        let w = walk(&sizes, &c, &[(c.clone(), 0), (c.clone(), 5)]).unwrap();
+        assert_eq!(w.sizes, vec![72]);
+        assert_eq!(w.offsets, vec![0, 5]);
+    }
 }
