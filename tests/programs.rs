@@ -334,7 +334,9 @@ fn run_both(
     pool: &rayon::ThreadPool,
 ) -> Result<Option<symstride::program::RunStats>, String> {
     use symstride::kernel::ExecConfig;
-    use symstride::program::{execute, fill_inputs, run_program_stats, tensor_values};
+    use symstride::program::{
+        execute, fill_inputs, plan_fusion, run_program_fused, run_program_stats, tensor_values,
+    };
     let want = execute(p, b);
     let got = concrete(p, b).and_then(|values| {
         let inputs = fill_inputs(p, &values)?;
@@ -365,6 +367,39 @@ fn run_both(
                 if !same_values(&g, &w) {
                     return Err(format!(
                         "output `{}`: kernels {g:?} vs reference {w:?}",
+                        p.names[o]
+                    ));
+                }
+            }
+            // Fused (chains decided from the layouts) == the reference too.
+            let fusion = plan_fusion(p, &values);
+            let inputs = fill_inputs(p, &values).unwrap();
+            let cfg = ExecConfig::default().with_grain_size(8);
+            let (fused, fstats) = pool
+                .install(|| run_program_fused(p, &values, inputs, &fusion, &cfg))
+                .map_err(|e| format!("fused ({fusion}): {e}"))?;
+            let members: usize = fusion.chains.iter().map(|c| c.steps.len()).sum();
+            if fstats.fused_steps != members {
+                return Err(format!("{fusion}: {} steps ran fused", fstats.fused_steps));
+            }
+            for (&o, t) in p.outputs.iter().zip(&fused) {
+                let l = &values[o];
+                if t.sizes() != l.sizes.as_slice()
+                    || t.strides() != l.strides.as_slice()
+                    || t.dtype() != l.dtype
+                {
+                    return Err(format!(
+                        "fused output `{}`: layout {:?}/{:?} vs {:?}",
+                        p.names[o],
+                        t.sizes(),
+                        t.strides(),
+                        l
+                    ));
+                }
+                let (g, w) = (tensor_values(t).unwrap(), ex.values(o).unwrap());
+                if !same_values(&g, &w) {
+                    return Err(format!(
+                        "fused ({fusion}) output `{}`: {g:?} vs reference {w:?}",
                         p.names[o]
                     ));
                 }
@@ -660,4 +695,78 @@ proptest! {
             }
         }
     }
+}
+
+/// The fusion decisions on the bench programs: softmax fuses `sub, exp` (the `exp` result
+/// has two readers, so it is materialized); layer norm fuses `add eps, sqrt`; the conv
+/// epilogue fuses `add, relu`. The plan decided on the symbolic trace equals the one at the
+/// concrete layouts, round-trips through JSON, and tampered plans are rejected.
+#[test]
+fn fusion_decisions_and_their_checks() {
+    use symstride::program::{check_fusion, plan_fusion, FusedChain, FusionPlan};
+    let softmax = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"}],
+            "hints": {"n": 4, "d": 8},
+            "steps": [{"let": "m", "op": "amax", "args": ["x", [-1]], "keepdim": true},
+                      {"let": "s", "op": "sub", "args": ["x", "m"]},
+                      {"let": "e", "op": "exp", "args": ["s"]},
+                      {"let": "z", "op": "sum", "args": ["e", [-1]], "keepdim": true},
+                      {"let": "y", "op": "div", "args": ["e", "z"]}],
+            "outputs": ["y"]}"#,
+    )
+    .unwrap();
+    let layernorm = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"}],
+            "hints": {"n": 4, "d": 8},
+            "steps": [{"let": "mu", "op": "mean", "args": ["x", [-1]], "keepdim": true},
+                      {"let": "c", "op": "sub", "args": ["x", "mu"]},
+                      {"let": "sq", "op": "mul", "args": ["c", "c"]},
+                      {"let": "var", "op": "mean", "args": ["sq", [-1]], "keepdim": true},
+                      {"let": "ve", "op": "add", "args": ["var", 1e-5]},
+                      {"let": "sd", "op": "sqrt", "args": ["ve"]},
+                      {"let": "y", "op": "div", "args": ["c", "sd"]}],
+            "outputs": ["y"]}"#,
+    )
+    .unwrap();
+    let epilogue = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n", 64, "h", "w"], "layout": "channels_last"},
+                       {"name": "bias", "sizes": [64, 1, 1], "layout": "contiguous"}],
+            "hints": {"n": 2, "h": 5, "w": 5},
+            "steps": [{"let": "y", "op": "add", "args": ["x", "bias"]},
+                      {"let": "r", "op": "relu", "args": ["y"]}],
+            "outputs": ["r"]}"#,
+    )
+    .unwrap();
+    for (p, want) in [
+        (&softmax, "steps 2-3 fused"),
+        (&layernorm, "steps 5-6 fused"),
+        (&epilogue, "steps 1-2 fused"),
+    ] {
+        let values = concrete(p, &p.hint_bindings()).unwrap();
+        let plan = plan_fusion(p, &values);
+        assert_eq!(plan.to_string(), want);
+        let t = trace(p, &p.hint_bindings()).unwrap();
+        assert_eq!(plan_fusion(p, t.values.as_ref().unwrap()), plan);
+        let json = serde_json::to_string(&plan).unwrap();
+        assert_eq!(serde_json::from_str::<FusionPlan>(&json).unwrap(), plan);
+        check_fusion(p, &values, &plan).unwrap();
+        for pool in pools() {
+            run_both(p, &p.hint_bindings(), pool).unwrap();
+        }
+    }
+    // Tampered plans: a member read twice (softmax's `e`), a reduction, an output member.
+    let values = concrete(&softmax, &softmax.hint_bindings()).unwrap();
+    for steps in [vec![1, 2, 4], vec![0, 1], vec![2, 4]] {
+        let bad = FusionPlan {
+            chains: vec![FusedChain {
+                steps: steps.clone(),
+            }],
+        };
+        assert!(check_fusion(&softmax, &values, &bad).is_err(), "{steps:?}");
+    }
+    let values = concrete(&epilogue, &epilogue.hint_bindings()).unwrap();
+    let both = FusionPlan {
+        chains: vec![FusedChain { steps: vec![1, 0] }],
+    };
+    assert!(check_fusion(&epilogue, &values, &both).is_err());
 }

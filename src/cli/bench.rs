@@ -4,8 +4,12 @@
 //! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
 //! seed spec, no kernel), `compile_seed_spec` (one compile of that spec),
 //! `dispatch_cached_program` and `compile_program` (the same two for the 8-step demo
-//! program, every value's layout instantiated) and
-//! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed).
+//! program, every value's layout instantiated),
+//! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed);
+//! and the program scenarios of `bench/programs.rs` (softmax, layer norm, conv epilogue, step
+//! by step and fused).
+
+mod programs;
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -67,6 +71,7 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
     let mut v: Vec<Scenario> = Vec::new();
     let n16 = (1usize << 24) as f64;
     op_scenarios(&cfg, &mut v)?;
+    programs::scenarios(&cfg, &mut v)?;
 
     let (a, b) = (tensor(&[64, 64, 64, 64], 1)?, tensor(&[64, 64, 64, 64], 2)?);
     {
