@@ -281,6 +281,17 @@ impl<const N: usize> Prepared<N> {
     where
         L: Fn(&[*mut u8; N], &[isize; N], usize) + Sync,
     {
+        self.run_then(cfg, inner, &|| {});
+    }
+
+    /// [`Prepared::run`], calling `after()` on the executing thread at the end of every range
+    /// (e.g. a store fence after non-temporal stores, before the range's results are
+    /// published to other threads by the rayon join).
+    pub(crate) fn run_then<L, A>(&self, cfg: &ExecConfig, inner: &L, after: &A)
+    where
+        L: Fn(&[*mut u8; N], &[isize; N], usize) + Sync,
+        A: Fn() + Sync,
+    {
         let n = self.numel;
         if n == 0 {
             return;
@@ -288,6 +299,7 @@ impl<const N: usize> Prepared<N> {
         let threads = rayon::current_num_threads();
         if n < 2 * cfg.grain() || threads <= 1 {
             self.run_range(0, n, inner);
+            after();
             return;
         }
         let tasks = (n / cfg.grain()).min(threads * cfg.tasks()).max(1);
@@ -298,6 +310,7 @@ impl<const N: usize> Prepared<N> {
             if b < e {
                 self.run_range(b, e, inner);
             }
+            after();
         });
     }
 }
