@@ -170,11 +170,17 @@ def main():
     p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
     p.add_argument("--reps", type=int, default=11, help="repetitions per scenario (median reported)")
     p.add_argument("--only", default=None, help="only scenarios whose name contains this string")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="time by process CPU time / threads, as `symstride bench --cpu-time` "
+                        "(OpenMP threads spinning in barriers are counted too)")
     args = p.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), median of {args.reps} runs",
-          file=sys.stderr)
+    threads = torch.get_num_threads()
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    scale = threads if args.cpu_time else 1
+    print(f"torch {torch.__version__}, {threads} thread(s), median of {args.reps} runs"
+          + (" (process CPU time / threads)" if args.cpu_time else ""), file=sys.stderr)
     medians = {}
     with torch.inference_mode():
         for name, inner, setup in scenarios():
@@ -184,9 +190,9 @@ def main():
             body()  # warm-up (allocator, page faults)
             times = []
             for _ in range(max(args.reps, 1)):
-                t0 = time.perf_counter()
+                t0 = clock()
                 body()
-                times.append((time.perf_counter() - t0) / inner)
+                times.append((clock() - t0) / scale / inner)
             medians[name] = statistics.median(times)
             del body
     print(json.dumps({"median_s": medians}))

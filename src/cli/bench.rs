@@ -417,7 +417,7 @@ fn process_cpu_seconds() -> Option<f64> {
     // SAFETY: clock_gettime writes one `struct timespec` (two 64-bit fields on the 64-bit Linux
     // targets this is compiled for) to a valid, exclusively borrowed location.
     let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| ts.sec as f64 + ts.nsec as f64 * 1e-9)
+    (rc == 0).then_some(ts.sec as f64 + ts.nsec as f64 * 1e-9)
 }
 /// Not available: wall time is used.
 #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
