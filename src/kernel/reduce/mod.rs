@@ -36,11 +36,14 @@
 //! the dense output, in order) before any pointer is formed; the `unsafe` reads below rely on
 //! that, and outputs are written through safe disjoint `&mut` chunks.
 
+mod isa;
+
 use super::config::ExecConfig;
 use crate::iter::{Plan, TensorSpec};
 use crate::reduce::{reduction_meta, Dims, ReduceElement, Reducer, ReductionOp};
 use crate::tensor::{Element, Tensor};
 use crate::{Error, Result};
+use isa::Isa;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
@@ -51,7 +54,7 @@ pub const LEAF: usize = 512;
 /// Adjacent outputs accumulated together by the outer reduction.
 pub const BLOCK: usize = 256;
 /// Rows per leaf of the outer reduction's cascade.
-pub const ROW_LEAF: usize = 16;
+pub const ROW_LEAF: usize = 64;
 
 /// Arguments of [`reduce`]: the `dim` argument and `keepdim`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,6 +153,10 @@ impl Geometry {
     /// Input offset (elements) of linear reduced index `k`.
     #[inline]
     fn red_offset(&self, mut k: usize) -> isize {
+        if let [(_, st)] = self.red[..] {
+            // One reduced dim (the common case after coalescing): k < its size.
+            return k as isize * st;
+        }
         let mut off = 0;
         for &(s, st) in &self.red {
             off += (k % s) as isize * st;
@@ -298,16 +305,28 @@ where
     // SAFETY: `geometry` checked that offset + every addressed offset is inside the storage.
     let base = Base(unsafe { (x.storage().ptr() as *const T).add(x.storage_offset() as usize) });
     let threads = rayon::current_num_threads();
-    let parallel = threads > 1 && geo.m.saturating_mul(geo.k) >= 2 * cfg.grain();
+    let work = Work {
+        isa: Isa::select(cfg.simd),
+        parallel: threads > 1 && geo.m.saturating_mul(geo.k) >= 2 * cfg.grain(),
+        tasks: threads * cfg.tasks(),
+    };
     let outer = geo.red[0].1 != 1
         && geo.k > 1
         && geo.kept.first().is_some_and(|&(s, st)| st == 1 && s >= 4);
     if outer {
-        run_outer(reducer, &geo, base, out, parallel, threads * cfg.tasks());
+        run_outer(reducer, &geo, base, out, work);
     } else {
-        run_inner(reducer, &geo, base, out, parallel, threads * cfg.tasks());
+        run_inner(reducer, &geo, base, out, work);
     }
     Ok(())
+}
+
+/// How a call runs: instruction set, whether to use rayon, and how many tasks to aim for.
+#[derive(Clone, Copy)]
+struct Work {
+    isa: Isa,
+    parallel: bool,
+    tasks: usize,
 }
 
 /// The input's first element, shareable across the rayon tasks.
@@ -327,6 +346,43 @@ impl<T> Base<T> {
     }
 }
 
+/// Defines a dispatcher `$name` that runs the `#[inline(always)]` kernel body `$body` either
+/// as compiled for the baseline target or inside an AVX2 + FMA `#[target_feature]` twin
+/// `$avx2` (same signature plus the leading [`Isa`]).
+macro_rules! multiversion {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident / $avx2:ident = $body:ident <T, R> ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The contract of the body.
+        #[inline]
+        unsafe fn $name<T: Copy, R: Reducer<T>>(isa: Isa, $($arg: $ty),*) -> $ret {
+            match isa {
+                // SAFETY: `Isa::Avx2` is only selected when the CPU reports AVX2 and FMA
+                // (`Isa::select`); the caller's contract for the body is passed on unchanged.
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx2 => unsafe { $avx2($($arg),*) },
+                // SAFETY: the caller's contract for the body.
+                Isa::Base => unsafe { $body($($arg),*) },
+            }
+        }
+
+        /// The AVX2 + FMA compilation of the same body.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 and FMA, and the contract of the body holds.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn $avx2<T: Copy, R: Reducer<T>>($($arg: $ty),*) -> $ret {
+            // SAFETY: the caller's contract for the body.
+            unsafe { $body($($arg),*) }
+        }
+    };
+}
+
 /// A pairwise cascade (binary counter): pushing `n` leaves keeps `O(log n)` partial results,
 /// merging two of equal rank, earlier first.
 struct Cascade<A> {
@@ -334,13 +390,14 @@ struct Cascade<A> {
 }
 
 impl<A: Copy> Cascade<A> {
+    #[inline(always)]
     fn new() -> Self {
         Cascade {
             stack: SmallVec::new(),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, a: A, combine: impl Fn(A, A) -> A) {
         let mut cur = (a, 0u32);
         while let Some(&(top, rank)) = self.stack.last() {
@@ -353,6 +410,7 @@ impl<A: Copy> Cascade<A> {
         self.stack.push(cur);
     }
 
+    #[inline(always)]
     fn finish(self, identity: A, combine: impl Fn(A, A) -> A) -> A {
         let mut it = self.stack.into_iter();
         match it.next() {
@@ -363,7 +421,7 @@ impl<A: Copy> Cascade<A> {
 }
 
 /// One leaf of a contiguous run: [`LANES`] accumulators, combined as a tree.
-#[inline]
+#[inline(always)]
 fn leaf<T: Copy, R: Reducer<T>>(r: &R, xs: &[T], first: i64) -> R::Acc {
     let mut acc = [r.identity(); LANES];
     let mut chunks = xs.chunks_exact(LANES);
@@ -392,7 +450,7 @@ fn leaf<T: Copy, R: Reducer<T>>(r: &R, xs: &[T], first: i64) -> R::Acc {
 ///
 /// # Safety
 /// `p + j·stride` must be readable for `j < n`.
-#[inline]
+#[inline(always)]
 unsafe fn strided_leaf<T: Copy, R: Reducer<T>>(
     r: &R,
     p: *const T,
@@ -425,7 +483,11 @@ unsafe fn strided_leaf<T: Copy, R: Reducer<T>>(
 }
 
 /// Reduces the linear reduced range `[k0, k1)` of the output whose first value is at `base`.
-fn reduce_range<T: Copy, R: Reducer<T>>(
+///
+/// # Safety
+/// `base` must be the input position of a validated output (`geometry`), `k0 < k1 <= K`.
+#[inline(always)]
+unsafe fn reduce_range_body<T: Copy, R: Reducer<T>>(
     r: &R,
     geo: &Geometry,
     base: *const T,
@@ -469,6 +531,93 @@ fn reduce_range<T: Copy, R: Reducer<T>>(
     c.finish(r.identity(), comb)
 }
 
+/// The full reductions of consecutive outputs `o0, o0 + 1, …` into `out`.
+///
+/// # Safety
+/// `base` must be the validated input of `geo`, and `o0 + out.len() <= M`.
+#[inline(always)]
+unsafe fn outputs_body<T: Copy, R: Reducer<T>>(
+    r: &R,
+    geo: &Geometry,
+    base: *const T,
+    out: &mut [R::Out],
+    o0: usize,
+) {
+    let k = geo.k;
+    let mut kept = KeptCursor::new(geo, o0);
+    for v in out.iter_mut() {
+        // SAFETY: the cursor is at a validated output below M (caller's contract).
+        *v = r.finish(
+            unsafe { reduce_range_body(r, geo, base.offset(kept.offset), 0, k) },
+            k as i64,
+        );
+        kept.advance();
+    }
+}
+
+multiversion! {
+    /// [`reduce_range_body`] for the instruction set `isa`.
+    fn reduce_range / reduce_range_avx2 = reduce_range_body<T, R>(
+        r: &R,
+        geo: &Geometry,
+        base: *const T,
+        k0: usize,
+        k1: usize,
+    ) -> R::Acc
+}
+
+multiversion! {
+    /// [`outputs_body`] for the instruction set `isa`.
+    fn outputs / outputs_avx2 = outputs_body<T, R>(
+        r: &R,
+        geo: &Geometry,
+        base: *const T,
+        out: &mut [R::Out],
+        o0: usize,
+    ) -> ()
+}
+
+/// The input offset of consecutive outputs, advanced like an odometer over the kept dims
+/// (no division per output).
+struct KeptCursor<'a> {
+    dims: &'a [(usize, isize)],
+    index: SmallVec<[usize; 8]>,
+    offset: isize,
+}
+
+impl<'a> KeptCursor<'a> {
+    #[inline(always)]
+    fn new(geo: &'a Geometry, mut o: usize) -> Self {
+        let dims = &geo.kept[..];
+        let mut index = SmallVec::new();
+        let mut offset = 0;
+        for &(s, st) in dims {
+            let i = o % s.max(1);
+            o /= s.max(1);
+            index.push(i);
+            offset += i as isize * st;
+        }
+        KeptCursor {
+            dims,
+            index,
+            offset,
+        }
+    }
+
+    #[inline(always)]
+    fn advance(&mut self) {
+        for (i, &(s, st)) in self.index.iter_mut().zip(self.dims) {
+            *i += 1;
+            self.offset += st;
+            if *i < s {
+                return;
+            }
+            *i = 0;
+            self.offset -= s as isize * st;
+        }
+    }
+}
+
 /// One output per element of `out`: chunks of outputs per task, or, with few outputs, the
 /// reduced range of each split over tasks (partials combined in order).
 fn run_inner<T: Element, R: Reducer<T>>(
@@ -476,36 +625,35 @@ fn run_inner<T: Element, R: Reducer<T>>(
     geo: &Geometry,
     base: Base<T>,
     out: &mut [R::Out],
-    parallel: bool,
-    tasks: usize,
+    work: Work,
 ) {
-    let k = geo.k;
-    let one = |o: usize, k0: usize, k1: usize| {
-        // SAFETY: o < M, a validated output position.
-        let b = unsafe { base.ptr().offset(geo.kept_offset(o, 0)) };
-        reduce_range(&r, geo, b, k0, k1)
-    };
-    if !parallel {
-        for (o, v) in out.iter_mut().enumerate() {
-            *v = r.finish(one(o, 0, k), k as i64);
-        }
+    let (k, isa) = (geo.k, work.isa);
+    if !work.parallel {
+        // SAFETY: `base` is the validated input, the outputs are 0..M.
+        unsafe { outputs(isa, &r, geo, base.ptr(), out, 0) };
         return;
     }
-    if geo.m >= tasks {
-        let chunk = geo.m.div_ceil(tasks);
+    if geo.m >= work.tasks {
+        let chunk = geo.m.div_ceil(work.tasks);
         out.par_chunks_mut(chunk).enumerate().for_each(|(ci, ch)| {
-            for (j, v) in ch.iter_mut().enumerate() {
-                *v = r.finish(one(ci * chunk + j, 0, k), k as i64);
-            }
+            // SAFETY: the chunk holds outputs ci·chunk .. ci·chunk + len <= M.
+            unsafe { outputs(isa, &r, geo, base.ptr(), ch, ci * chunk) }
         });
         return;
     }
-    let parts = (tasks / geo.m).max(1).min(k.div_ceil(LEAF));
+    let parts = (work.tasks / geo.m).max(1).min(k.div_ceil(LEAF));
     let span = k.div_ceil(parts);
     for (o, v) in out.iter_mut().enumerate() {
         let partials: Vec<R::Acc> = (0..parts)
             .into_par_iter()
-            .map(|p| one(o, p * span, ((p + 1) * span).min(k)))
+            .filter(|p| p * span < k)
+            .map(|p| {
+                // SAFETY: o < M is a validated output position and p·span < k.
+                unsafe {
+                    let b = base.ptr().offset(geo.kept_offset(o, 0));
+                    reduce_range(isa, &r, geo, b, p * span, ((p + 1) * span).min(k))
+                }
+            })
             .collect();
         let acc = partials
             .into_iter()
@@ -515,8 +663,53 @@ fn run_inner<T: Element, R: Reducer<T>>(
     }
 }
 
-/// Accumulates the `w` adjacent outputs at `base` over reduced rows `[k0, k1)`.
-fn outer_block<T: Copy, R: Reducer<T>>(
+/// Folds reduced rows `[k0, k1)` into `acc` (the `acc.len()` adjacent outputs at `base`),
+/// four rows per pass over `acc` so that each accumulator is loaded and stored once per four
+/// input values.
+///
+/// # Safety
+/// `base` must be the input position of the block's first output, the block's `acc.len()`
+/// outputs adjacent along the contiguous first kept dim, `k1 <= K`.
+#[inline(always)]
+unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
+    r: &R,
+    geo: &Geometry,
+    base: *const T,
+    acc: &mut [R::Acc],
+    k0: usize,
+    k1: usize,
+) {
+    let w = acc.len();
+    // SAFETY: kk < K and the block's `w` outputs lie along the contiguous kept dim, so the row
+    // of `w` values is inside the validated input.
+    let row = |kk: usize| unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(kk)), w) };
+    let mut kk = k0;
+    while kk + 4 <= k1 {
+        let (a, b, c, d) = (row(kk), row(kk + 1), row(kk + 2), row(kk + 3));
+        let i = kk as i64;
+        for j in 0..w {
+            let s = r.step(acc[j], a[j], i);
+            let s = r.step(s, b[j], i + 1);
+            let s = r.step(s, c[j], i + 2);
+            acc[j] = r.step(s, d[j], i + 3);
+        }
+        kk += 4;
+    }
+    while kk < k1 {
+        for (s, &v) in acc.iter_mut().zip(row(kk)) {
+            *s = r.step(*s, v, kk as i64);
+        }
+        kk += 1;
+    }
+}
+
+/// Accumulates the `w` adjacent outputs at `base` over reduced rows `[k0, k1)`: leaves of
+/// [`ROW_LEAF`] rows combined by a pairwise cascade.
+///
+/// # Safety
+/// As [`fold_rows`] for a block of `w` outputs.
+#[inline(always)]
+unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
     r: &R,
     geo: &Geometry,
     base: *const T,
@@ -532,14 +725,8 @@ fn outer_block<T: Copy, R: Reducer<T>>(
         let n = ROW_LEAF.min(k1 - k);
         let mut acc = free.pop().unwrap_or_else(|| vec![id; w]);
         acc.fill(id);
-        for kk in k..k + n {
-            // SAFETY: kk < K and the block's `w` outputs lie along the contiguous kept dim,
-            // so the row of `w` values is inside the validated input.
-            let row = unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(kk)), w) };
-            for (a, &v) in acc.iter_mut().zip(row) {
-                *a = r.step(*a, v, kk as i64);
-            }
-        }
+        // SAFETY: caller's contract, k + n <= k1.
+        unsafe { fold_rows(r, geo, base, &mut acc, k, k + n) };
         let mut rank = 0u32;
         while stack.last().is_some_and(|(_, rk)| *rk == rank) {
             let (mut prev, _) = stack.pop().expect("checked non-empty");
@@ -563,6 +750,18 @@ fn outer_block<T: Copy, R: Reducer<T>>(
     res
 }
 
+multiversion! {
+    /// [`outer_block_body`] for the instruction set `isa`.
+    fn outer_block / outer_block_avx2 = outer_block_body<T, R>(
+        r: &R,
+        geo: &Geometry,
+        base: *const T,
+        w: usize,
+        k0: usize,
+        k1: usize,
+    ) -> Vec<R::Acc>
+}
+
 /// Blocks of adjacent outputs along the contiguous first kept dim, accumulated across rows;
 /// the rows are split over tasks too when there are fewer blocks than tasks.
 fn run_outer<T: Element, R: Reducer<T>>(
@@ -570,15 +769,17 @@ fn run_outer<T: Element, R: Reducer<T>>(
     geo: &Geometry,
     base: Base<T>,
     out: &mut [R::Out],
-    parallel: bool,
-    tasks: usize,
+    work: Work,
 ) {
     let (n_in, _) = geo.kept[0];
     let per_line = n_in.div_ceil(BLOCK);
     let blocks = (geo.m / n_in) * per_line;
     let k = geo.k;
-    let parts = if parallel && blocks < tasks {
-        tasks.div_ceil(blocks).min(k.div_ceil(4 * ROW_LEAF)).max(1)
+    let parts = if work.parallel && blocks < work.tasks {
+        work.tasks
+            .div_ceil(blocks)
+            .min(k.div_ceil(4 * ROW_LEAF))
+            .max(1)
     } else {
         1
     };
@@ -592,12 +793,13 @@ fn run_outer<T: Element, R: Reducer<T>>(
     let task = |t: usize| {
         let (b, p) = (t / parts, t % parts);
         let (_, w, off) = block_of(b);
-        // SAFETY: `off` is the input offset of the block's first output (validated).
-        let bp = unsafe { base.ptr().offset(off) };
-        outer_block(&r, geo, bp, w, p * span, ((p + 1) * span).min(k))
+        let (k0, k1) = ((p * span).min(k), ((p + 1) * span).min(k));
+        // SAFETY: `off` is the input offset of the block's first output (validated), whose
+        // `w` outputs are adjacent along the contiguous first kept dim; k1 <= K.
+        unsafe { outer_block(work.isa, &r, geo, base.ptr().offset(off), w, k0, k1) }
     };
     let n_tasks = blocks * parts;
-    let partials: Vec<Vec<R::Acc>> = if parallel {
+    let partials: Vec<Vec<R::Acc>> = if work.parallel {
         (0..n_tasks).into_par_iter().map(task).collect()
     } else {
         (0..n_tasks).map(task).collect()
