@@ -25,6 +25,7 @@
 
 mod meta;
 mod reducers;
+mod simd;
 mod table;
 
 pub use meta::{reduction_meta, wrap_dim, Dims, ReductionMeta};

@@ -366,7 +366,7 @@ macro_rules! multiversion {
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx2 => unsafe { $avx2($($arg),*) },
                 // SAFETY: the caller's contract for the body.
-                Isa::Base => unsafe { $body($($arg),*) },
+                Isa::Base => unsafe { $body(Isa::Base, $($arg),*) },
             }
         }
 
@@ -377,8 +377,8 @@ macro_rules! multiversion {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,fma")]
         unsafe fn $avx2<T: Copy, R: Reducer<T>>($($arg: $ty),*) -> $ret {
-            // SAFETY: the caller's contract for the body.
-            unsafe { $body($($arg),*) }
+            // SAFETY: the caller's contract for the body; AVX2 and FMA are present.
+            unsafe { $body(Isa::Avx2, $($arg),*) }
         }
     };
 }
@@ -420,9 +420,21 @@ impl<A: Copy> Cascade<A> {
     }
 }
 
-/// One leaf of a contiguous run: [`LANES`] accumulators, combined as a tree.
+/// One leaf of a contiguous run: the reducer's hand-written fold for `isa` if it has one,
+/// else [`LANES`] accumulators combined as a tree.
+///
+/// # Safety
+/// `isa` must be supported by the CPU (it is a constant in each compiled body).
 #[inline(always)]
-fn leaf<T: Copy, R: Reducer<T>>(r: &R, xs: &[T], first: i64) -> R::Acc {
+unsafe fn leaf<T: Copy, R: Reducer<T>>(isa: Isa, r: &R, xs: &[T], first: i64) -> R::Acc {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2 {
+        // SAFETY: the caller's contract: AVX2 and FMA are present.
+        if let Some(a) = unsafe { r.fold_run_avx2(xs, first) } {
+            return a;
+        }
+    }
+    let _ = isa;
     let mut acc = [r.identity(); LANES];
     let mut chunks = xs.chunks_exact(LANES);
     let mut at = first;
@@ -485,9 +497,11 @@ unsafe fn strided_leaf<T: Copy, R: Reducer<T>>(
 /// Reduces the linear reduced range `[k0, k1)` of the output whose first value is at `base`.
 ///
 /// # Safety
-/// `base` must be the input position of a validated output (`geometry`), `k0 < k1 <= K`.
+/// `base` must be the input position of a validated output (`geometry`), `k0 < k1 <= K`,
+/// and `isa` supported by the CPU.
 #[inline(always)]
 unsafe fn reduce_range_body<T: Copy, R: Reducer<T>>(
+    isa: Isa,
     r: &R,
     geo: &Geometry,
     base: *const T,
@@ -500,7 +514,7 @@ unsafe fn reduce_range_body<T: Copy, R: Reducer<T>>(
         // One short contiguous run (e.g. a row of a last-dim sum): a single leaf.
         // SAFETY: k0 < K and the run stays within one row of validated elements.
         let xs = unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(k0)), k1 - k0) };
-        return leaf(r, xs, k0 as i64);
+        return unsafe { leaf(isa, r, xs, k0 as i64) };
     }
     let mut c = Cascade::new();
     let mut k = k0;
@@ -513,7 +527,7 @@ unsafe fn reduce_range_body<T: Copy, R: Reducer<T>>(
             // SAFETY: contiguous run of `len` validated elements.
             let xs = unsafe { std::slice::from_raw_parts(p, len) };
             for (j, ch) in xs.chunks(LEAF).enumerate() {
-                c.push(leaf(r, ch, (k + j * LEAF) as i64), comb);
+                c.push(unsafe { leaf(isa, r, ch, (k + j * LEAF) as i64) }, comb);
             }
         } else {
             let mut j = 0;
@@ -534,9 +548,11 @@ unsafe fn reduce_range_body<T: Copy, R: Reducer<T>>(
 /// The full reductions of consecutive outputs `o0, o0 + 1, …` into `out`.
 ///
 /// # Safety
-/// `base` must be the validated input of `geo`, and `o0 + out.len() <= M`.
+/// `base` must be the validated input of `geo`, `o0 + out.len() <= M`, and `isa`
+/// supported by the CPU.
 #[inline(always)]
 unsafe fn outputs_body<T: Copy, R: Reducer<T>>(
+    isa: Isa,
     r: &R,
     geo: &Geometry,
     base: *const T,
@@ -548,7 +564,7 @@ unsafe fn outputs_body<T: Copy, R: Reducer<T>>(
     for v in out.iter_mut() {
         // SAFETY: the cursor is at a validated output below M (caller's contract).
         *v = r.finish(
-            unsafe { reduce_range_body(r, geo, base.offset(kept.offset), 0, k) },
+            unsafe { reduce_range_body(isa, r, geo, base.offset(kept.offset), 0, k) },
             k as i64,
         );
         kept.advance();
@@ -710,6 +726,7 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
 /// As [`fold_rows`] for a block of `w` outputs.
 #[inline(always)]
 unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
+    _isa: Isa,
     r: &R,
     geo: &Geometry,
     base: *const T,
