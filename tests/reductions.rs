@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use std::sync::OnceLock;
 use symstride::iter::TensorSpec;
-use symstride::kernel::{reduce, ExecConfig, ReduceArgs};
+use symstride::kernel::{reduce, ExecConfig, ReduceArgs, Simd};
 use symstride::reduce::{
     reduction_meta, All, Amax, Amin, Any, Argmax, Argmin, Dims, Mean, Prod, ReduceElement, Reducer,
     ReductionOp, Sum,
@@ -113,10 +113,23 @@ impl ShuffleOrder for Just<usize> {
     }
 }
 
+/// What a test's values look like.
+#[derive(Clone, Copy)]
+struct Draw {
+    /// Some NaNs (floats).
+    nan: bool,
+    /// Only ±1 (exact products).
+    prod: bool,
+    /// Edge values: ±0.0 and ±inf for floats, values near the type's limits for integers
+    /// (int32 near ±2^31, int64 near ±2^35 so f64 references of sums stay exact, uint8 near
+    /// 255).
+    edge: bool,
+}
+
 /// Deterministic values from a seed, per dtype: small integers (exact float sums, ties for
-/// argmax), with some NaNs for floats when `nan`.
+/// argmax), with some NaNs for floats when `nan`, edge values when `edge`.
 trait Gen: ReduceElement {
-    fn gen(h: u64, nan: bool, prod: bool) -> Self;
+    fn gen(h: u64, d: Draw) -> Self;
 }
 fn mix(i: u64, seed: u64) -> u64 {
     let mut x = i
@@ -129,12 +142,21 @@ fn mix(i: u64, seed: u64) -> u64 {
 macro_rules! gen_float {
     ($t:ty) => {
         impl Gen for $t {
-            fn gen(h: u64, nan: bool, prod: bool) -> Self {
-                if nan && h % 41 == 0 {
+            fn gen(h: u64, d: Draw) -> Self {
+                if d.nan && h % 41 == 0 {
                     return <$t>::NAN;
                 }
-                if prod {
+                if d.prod {
                     return if h % 2 == 0 { 1.0 } else { -1.0 };
+                }
+                if d.edge {
+                    match (h >> 8) % 64 {
+                        0..=11 => return 0.0,
+                        12..=23 => return -0.0,
+                        24 => return <$t>::INFINITY,
+                        25 => return <$t>::NEG_INFINITY,
+                        _ => {}
+                    }
                 }
                 (h % 11) as $t - 5.0
             }
@@ -144,10 +166,10 @@ macro_rules! gen_float {
 gen_float!(f32);
 gen_float!(f64);
 macro_rules! gen_int {
-    ($t:ty, $m:expr, $o:expr) => {
+    ($t:ty, $m:expr, $o:expr, $edge:expr) => {
         impl Gen for $t {
-            fn gen(h: u64, _: bool, prod: bool) -> Self {
-                if prod {
+            fn gen(h: u64, d: Draw) -> Self {
+                if d.prod {
                     // ±1 (1 for uint8): products stay exact.
                     return if h % 2 == 0 || $o == 0 {
                         1 as $t
@@ -155,16 +177,25 @@ macro_rules! gen_int {
                         (0 as $t).wrapping_sub(1)
                     };
                 }
-                ((h % $m) as i64 - $o as i64) as $t
+                let small = ((h % $m) as i64 - $o as i64) as $t;
+                if d.edge {
+                    let edge: $t = $edge;
+                    return match (h >> 8) % 3 {
+                        0 => edge - small.max(0),
+                        1 => (0 as $t).wrapping_sub(edge).wrapping_add(small.max(0)),
+                        _ => small,
+                    };
+                }
+                small
             }
         }
     };
 }
-gen_int!(i32, 11, 5);
-gen_int!(i64, 11, 5);
-gen_int!(u8, 256, 0);
+gen_int!(i32, 11, 5, i32::MAX);
+gen_int!(i64, 11, 5, 1i64 << 35);
+gen_int!(u8, 256, 0, u8::MAX);
 impl Gen for bool {
-    fn gen(h: u64, _: bool, _: bool) -> Self {
+    fn gen(h: u64, _: Draw) -> Self {
         !h.is_multiple_of(3)
     }
 }
@@ -213,6 +244,9 @@ fn close(op: ReductionOp, dtype: DType, got: f64, want: f64) -> bool {
     if got.is_nan() || want.is_nan() {
         return got.is_nan() && want.is_nan();
     }
+    if got == want {
+        return true; // also equal infinities, whose difference is NaN
+    }
     match (op, dtype) {
         (ReductionOp::Mean, DType::F32) => (got - want).abs() <= 1e-5 * want.abs().max(1.0),
         (ReductionOp::Mean, _) => (got - want).abs() <= 1e-12 * want.abs().max(1.0),
@@ -230,15 +264,27 @@ fn check<T: Gen, R: Reducer<T>>(
 ) -> Result<(), TestCaseError> {
     let op = R::OP;
     let data: Vec<T> = (0..l.storage_len() as u64)
-        .map(|i| T::gen(mix(i, seed), true, op == ReductionOp::Prod))
+        .map(|i| {
+            let draw = Draw {
+                nan: true,
+                prod: op == ReductionOp::Prod,
+                edge: seed.is_multiple_of(3),
+            };
+            T::gen(mix(i, seed), draw)
+        })
         .collect();
     let x = Tensor::from_storage(Storage::from_vec(data), &l.sizes, &l.strides, l.offset).unwrap();
     let spec = TensorSpec::new(l.sizes.clone(), l.strides.clone(), std::mem::size_of::<T>())
         .with_offset(l.offset);
     let meta = reduction_meta(op, &spec, T::DTYPE, dims, keepdim);
     let args = ReduceArgs::new(dims.clone()).keepdim(keepdim);
-    let cfg = ExecConfig::default().with_grain_size(16);
-    for (n, pool) in pools().iter().enumerate() {
+    // Every thread count, with the run-time vector instruction set and with the portable path.
+    let runs = pools()
+        .iter()
+        .enumerate()
+        .flat_map(|(n, p)| [(n, p, Simd::Auto), (n, p, Simd::Baseline)]);
+    for (n, pool, simd) in runs {
+        let cfg = ExecConfig::default().with_grain_size(16).with_simd(simd);
         let got = pool.install(|| reduce(&x, reducer, &args, &cfg));
         let meta = match (&meta, got) {
             (Err(e), Err(g)) => {
@@ -266,8 +312,9 @@ fn check<T: Gen, R: Reducer<T>>(
         for (i, (a, b)) in got.iter().zip(&want).enumerate() {
             prop_assert!(
                 close(op, T::DTYPE, *a, *b),
-                "{} threads, output {}: got {} want {} ({:?} dims {:?})",
+                "{} threads ({:?}), output {}: got {} want {} ({:?} dims {:?})",
                 n + 1,
+                simd,
                 i,
                 a,
                 b,
@@ -543,9 +590,13 @@ fn float32_sum_is_at_least_as_accurate_as_pytorchs_cascade_sum() {
         let torch = pytorch_cascade_sum(&data) as f64;
         let naive = data.iter().fold(0f32, |a, &v| a + v) as f64;
         let x = Tensor::from_vec(data, &[n as i64]).unwrap();
-        for pool in pools() {
+        let runs = pools()
+            .iter()
+            .flat_map(|p| [(p, Simd::Auto), (p, Simd::Baseline)]);
+        for (pool, simd) in runs {
+            let cfg = ExecConfig::default().with_simd(simd);
             let s = pool
-                .install(|| reduce(&x, Sum, &ReduceArgs::new(Dims::All), &ExecConfig::default()))
+                .install(|| reduce(&x, Sum, &ReduceArgs::new(Dims::All), &cfg))
                 .unwrap()
                 .to_vec()
                 .unwrap()[0] as f64;
@@ -604,7 +655,8 @@ fn float32_sum_is_at_least_as_accurate_as_pytorchs_cascade_sum() {
 /// Fixed layouts that reach each kernel path on purpose: inner (contiguous reduced dim,
 /// multi-leaf rows, split over threads with one output), outer (strided reduced dim,
 /// contiguous kept dim; one block split over rows, and many blocks), and the strided
-/// fallback; every op and a few dtypes.
+/// fallback; then run lengths around the vector widths (every tail of the hand-written AVX2
+/// float32 sum and of the four-row outer fold); every op and dtype, ordinary and edge values.
 #[test]
 fn every_kernel_path_matches_the_reference() {
     let layouts = [
@@ -624,20 +676,34 @@ fn every_kernel_path_matches_the_reference() {
         (vec![40, 50], vec![1, 40], Dims::One(1)),
         (vec![40, 3, 50], vec![3, 1, 120], Dims::List(vec![0, 2])),
     ];
-    for (sizes, strides, dims) in layouts {
+    // Run lengths around the vector widths and the hand-written float32 sum's 32-value step
+    // (tails of every kind), inner ([3, n] over dim 1) and outer ([n, w] over dim 0, rows
+    // folded four at a time plus a tail).
+    let lengths = [
+        1i64, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 513,
+    ];
+    let runs = lengths.iter().flat_map(|&n| {
+        [
+            (vec![3, n], vec![n, 1], Dims::One(1)),
+            (vec![n, 13], vec![13, 1], Dims::One(0)),
+            (vec![n, 9, 5], vec![45, 1, 9], Dims::List(vec![0, 2])),
+        ]
+    });
+    for (sizes, strides, dims) in layouts.into_iter().chain(runs) {
         let l = Layout {
             sizes,
             strides,
             offset: 1,
         };
         for op in ReductionOp::ALL {
-            for (seed, keepdim) in [(7u64, false), (8, true)] {
+            // Seed 9 draws edge values (seed % 3 == 0): ±0.0, ±inf, integers near their limits.
+            for (seed, keepdim) in [(7u64, false), (8, true), (9, false)] {
                 let keepdim = keepdim && op != ReductionOp::Prod;
                 let dims = match (op.info().dims, &dims) {
                     (symstride::reduce::DimsRule::One, Dims::List(v)) => Dims::One(v[0]),
                     _ => dims.clone(),
                 };
-                for dt in [DType::F32, DType::I64, DType::U8, DType::Bool] {
+                for dt in DType::ALL {
                     let r = each_dtype!(dt, op, run_op, &l, &dims, keepdim, seed);
                     assert!(r.is_ok(), "{op} {dt} {l:?} {dims:?}: {r:?}");
                 }

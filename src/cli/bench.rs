@@ -48,6 +48,10 @@ pub struct Args {
     /// ratios).
     #[arg(long)]
     pub only: Option<String>,
+    /// Vector instructions for the reduction kernels: `auto` (run-time detection) or
+    /// `baseline` (the portable SSE2 path), to measure what the AVX2 bodies buy.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "baseline"])]
+    pub simd: String,
 }
 
 /// A benchmark scenario: name, bytes moved per run (for GB/s), calls per timed sample, body.
@@ -470,6 +474,9 @@ fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64, f64)>> {
     let mut cfg = ExecConfig::default();
     if let Some(t) = args.tile {
         cfg = cfg.with_tile(t);
+    }
+    if args.simd == "baseline" {
+        cfg = cfg.with_simd(symstride::kernel::Simd::Baseline);
     }
     let mut out = Vec::new();
     for mut s in scenarios(cfg)? {

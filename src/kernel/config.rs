@@ -14,6 +14,19 @@ pub struct ExecConfig {
     /// Upper bound on tasks per rayon thread (more tasks balance load on a busy machine,
     /// fewer reduce scheduling overhead). Default 4.
     pub tasks_per_thread: usize,
+    /// Which vector instructions the reduction kernels may use. Default [`Simd::Auto`].
+    pub simd: Simd,
+}
+
+/// Vector instruction sets the reduction kernels may use (see `kernel::reduce`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Simd {
+    /// The best set the CPU reports at run time (AVX2 + FMA on x86-64 when present).
+    #[default]
+    Auto,
+    /// Only the compile-time target's baseline (SSE2 on x86-64): the portable code path,
+    /// for tests of the fallback and for measurements.
+    Baseline,
 }
 
 impl Default for ExecConfig {
@@ -22,6 +35,7 @@ impl Default for ExecConfig {
             grain_size: 32768,
             tile: 64,
             tasks_per_thread: 4,
+            simd: Simd::Auto,
         }
     }
 }
@@ -48,6 +62,11 @@ impl ExecConfig {
     /// Sets [`ExecConfig::tile`] (clamped to at least 4).
     pub fn with_tile(mut self, tile: usize) -> Self {
         self.tile = tile.max(4);
+        self
+    }
+    /// Sets [`ExecConfig::simd`].
+    pub fn with_simd(mut self, simd: Simd) -> Self {
+        self.simd = simd;
         self
     }
     /// Sets [`ExecConfig::tasks_per_thread`] (clamped to at least 1).

@@ -124,7 +124,7 @@ mod loops;
 mod ops;
 mod reduce;
 
-pub use config::ExecConfig;
+pub use config::{ExecConfig, Simd};
 pub use copy::{execute_copy, Cast};
 pub use loops::{execute_map1, execute_map2, execute_map3, Map1, Map2, Map3};
 pub use ops::{

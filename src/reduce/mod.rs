@@ -17,6 +17,14 @@
 //! [`crate::kernel`] execute that plan. Everything is written once over [`crate::Int`], so a
 //! symbolic trace records the guards of the empty-dim checks and of the plan.
 //!
+//! # Kernel hooks
+//! The kernels fold contiguous runs with generic lanes that the compiler vectorizes. Where
+//! that falls short (the float32 `sum`, whose f64 accumulation the compiler keeps at two
+//! lanes per register), an element type hands the kernels a hand-written AVX2 fold
+//! ([`ReduceElement::sum_run_avx2`], in `simd`) and the reducer exposes it
+//! ([`Reducer::fold_run_avx2`]); both default to "none", so other reducers and dtypes are
+//! untouched.
+//!
 //! # Conventions PyTorch forced (see the golden README)
 //! `dim=[]` reduces everything for `sum`/`mean`/`amax`/`amin` but nothing for `all`/`any`;
 //! `prod`, `argmax`, `argmin` take one dim or none; `argmax`/`argmin` without a dim reduce
@@ -25,6 +33,7 @@
 
 mod meta;
 mod reducers;
+mod simd;
 mod table;
 
 pub use meta::{reduction_meta, wrap_dim, Dims, ReductionMeta};

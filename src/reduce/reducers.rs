@@ -42,6 +42,18 @@ pub trait ReduceElement: Element {
     fn lowest() -> Self;
     /// The highest value (`amin` identity).
     fn highest() -> Self;
+    /// Kernel hook: the `sum` accumulator of the contiguous run `xs`, computed with AVX2, or
+    /// `None` (the default) where no hand-written fold exists and the kernels' generic lanes
+    /// are used.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn sum_run_avx2(xs: &[Self]) -> Option<Self::SumAcc> {
+        let _ = xs;
+        None
+    }
 }
 
 macro_rules! reduce_int {
@@ -96,7 +108,7 @@ reduce_int!(i32, bool);
 reduce_int!(i64, bool);
 
 macro_rules! reduce_float {
-    ($t:ty) => {
+    ($t:ty $(, $sum_avx2:path)?) => {
         impl ReduceElement for $t {
             type Wide = $t;
             type Logical = bool;
@@ -139,9 +151,20 @@ macro_rules! reduce_float {
             fn highest() -> Self {
                 <$t>::INFINITY
             }
+            $(
+                #[cfg(target_arch = "x86_64")]
+                #[inline(always)]
+                unsafe fn sum_run_avx2(xs: &[Self]) -> Option<f64> {
+                    // SAFETY: the caller guarantees AVX2 and FMA.
+                    Some(unsafe { $sum_avx2(xs) })
+                }
+            )?
         }
     };
 }
+#[cfg(target_arch = "x86_64")]
+reduce_float!(f32, super::simd::sum_f32_avx2);
+#[cfg(not(target_arch = "x86_64"))]
 reduce_float!(f32);
 reduce_float!(f64);
 
@@ -205,6 +228,19 @@ pub trait Reducer<T>: Copy + Send + Sync {
     fn combine(&self, earlier: Self::Acc, later: Self::Acc) -> Self::Acc;
     /// The result from the accumulator of `count` values.
     fn finish(&self, acc: Self::Acc, count: i64) -> Self::Out;
+    /// Kernel hook: the contiguous run `xs` (positions `first..`) folded into one
+    /// accumulator by a hand-written AVX2 loop, or `None` (the default) to let the kernels use
+    /// their generic lanes. An override must agree with folding by `step` and `combine`
+    /// (up to the rounding of a different order).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_run_avx2(&self, xs: &[T], first: i64) -> Option<Self::Acc> {
+        let _ = (xs, first);
+        None
+    }
 }
 
 /// `sum`: floats accumulate in `f64` (more accurate than PyTorch's float32 cascade, see
@@ -256,6 +292,12 @@ impl<T: ReduceElement> Reducer<T> for Sum {
     fn finish(&self, acc: T::SumAcc, _: i64) -> T::Wide {
         T::from_sum_acc(acc)
     }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T::SumAcc> {
+        // SAFETY: the caller guarantees AVX2 and FMA.
+        unsafe { T::sum_run_avx2(xs) }
+    }
 }
 
 impl<T: ReduceElement<Wide = T> + FloatElement> Reducer<T> for Mean {
@@ -278,6 +320,12 @@ impl<T: ReduceElement<Wide = T> + FloatElement> Reducer<T> for Mean {
     fn finish(&self, acc: T::SumAcc, count: i64) -> T {
         // As PyTorch: the sum in the result type, divided by the count.
         T::from_sum_acc(acc).div(T::from_scalar(Scalar::Int(count)))
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T::SumAcc> {
+        // SAFETY: the caller guarantees AVX2 and FMA.
+        unsafe { T::sum_run_avx2(xs) }
     }
 }
 
