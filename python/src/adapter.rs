@@ -287,7 +287,7 @@ fn alloc_typed<T: Element>(v: &Value<i64>) -> Result<Tensor<T>> {
 }
 
 /// A new storage laid out as `v` says.
-fn alloc(v: &Value<i64>) -> Result<AnyTensor> {
+pub fn alloc(v: &Value<i64>) -> Result<AnyTensor> {
     Ok(match v.dtype {
         DType::Bool => alloc_typed::<bool>(v)?.into(),
         DType::U8 => alloc_typed::<u8>(v)?.into(),

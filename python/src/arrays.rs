@@ -76,7 +76,7 @@ pub fn to_tensor(a: &Bound<'_, PyUntypedArray>, name: &str) -> PyResult<AnyTenso
                 "dim {d} has a negative stride ({s} bytes); negative strides are not supported, pass np.ascontiguousarray(x) or a copy"
             )));
         }
-        if s as usize % item != 0 {
+        if !(s as usize).is_multiple_of(item) {
             return Err(bad(format!(
                 "dim {d} has a stride of {s} bytes, not a multiple of the element size {item}"
             )));
@@ -89,7 +89,7 @@ pub fn to_tensor(a: &Bound<'_, PyUntypedArray>, name: &str) -> PyResult<AnyTenso
         let p = a.as_array_ptr();
         ((*p).data as *mut u8, (*p).flags)
     };
-    if flags & npyffi::NPY_ARRAY_ALIGNED == 0 || (data as usize) % item != 0 {
+    if flags & npyffi::NPY_ARRAY_ALIGNED == 0 || !(data as usize).is_multiple_of(item) {
         return Err(bad("its data is not aligned for its dtype".into()));
     }
     let order = a.dtype().byteorder();

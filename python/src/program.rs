@@ -432,3 +432,40 @@ pub fn compile(spec: &Bound<'_, PyAny>, cover: bool) -> PyResult<PyArtifact> {
         inner: Compiled::compile(&spec, cover).py()?,
     })
 }
+
+/// For the bench (`python/bench/run_overhead.py`): the same program run through the Rust
+/// API alone, on engine-allocated inputs laid out as the spec says at `bindings`: per
+/// repetition, planning (guards, layouts) plus execution, in seconds. The difference to
+/// `Artifact.run` on numpy arrays is the Python layer's cost.
+#[pyfunction]
+#[pyo3(signature = (artifact, repeat, **bindings))]
+pub fn _rust_run_seconds(
+    py: Python<'_>,
+    artifact: &PyArtifact,
+    repeat: usize,
+    bindings: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<f64>> {
+    let b = crate::symbolic::bindings(bindings)?;
+    let c = &artifact.inner;
+    let n = c.program.inputs.len();
+    let check = c.check(&b).py()?;
+    let values = check.values.py()?;
+    let inputs = values[..n]
+        .iter()
+        .map(crate::adapter::alloc)
+        .collect::<symstride::Result<Vec<_>>>()
+        .py()?;
+    let strides: Vec<Vec<i64>> = values[..n].iter().map(|v| v.strides.clone()).collect();
+    py.allow_threads(|| {
+        let mut times = Vec::with_capacity(repeat);
+        for _ in 0..repeat {
+            let t = std::time::Instant::now();
+            let (vals, _) = c.plan(&b, &strides)?;
+            let outs = run_program(&c.program, &vals, inputs.clone(), &ExecConfig::default())?;
+            drop(outs);
+            times.push(t.elapsed().as_secs_f64());
+        }
+        Ok(times)
+    })
+    .py()
+}

@@ -463,6 +463,7 @@ impl PyShapeEnv {
     /// `specialize_zero_one=True` returns the int itself for hints 0 and 1 (PyTorch's
     /// default).
     #[pyo3(signature = (name, hint, *, min=0, max=None, duck=false, specialize_zero_one=false))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments, collected into a SymbolSpec
     fn create_symbol(
         &self,
         py: Python<'_>,

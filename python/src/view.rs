@@ -400,8 +400,11 @@ impl PyView {
                 Chain::S(c) => Num::S(c.view.offset().clone()),
             },
         };
-        if let (Some(z), Some(s), Some(o)) = (ints(&sizes), ints(&strides), ints(&[offset.clone()]))
-        {
+        if let (Some(z), Some(s), Some(o)) = (
+            ints(&sizes),
+            ints(&strides),
+            ints(std::slice::from_ref(&offset)),
+        ) {
             return self.apply(ViewOp::AsStrided(z, s, o[0]));
         }
         self.with_syms(|mut c| {
