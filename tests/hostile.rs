@@ -110,21 +110,11 @@ fn assert_names(e: &Error, parts: &[&str]) {
 
 /// Lifts concrete values into symbols (any sign allowed) of one environment.
 fn lift(env: &ShapeEnv, prefix: &str, values: &[i64]) -> Vec<SymInt> {
-    values
-        .iter()
-        .enumerate()
-        .map(|(d, &v)| {
-            env.create_symbol(
-                &format!("{prefix}{d}"),
-                v,
-                SymbolSpec {
-                    min: i64::MIN,
-                    ..Default::default()
-                },
-            )
-            .unwrap()
-        })
-        .collect()
+    let spec = SymbolSpec {
+        min: i64::MIN,
+        ..Default::default()
+    };
+    env.create_symbols(prefix, values, spec).unwrap()
 }
 
 // ---------------------------------------------------------------- layout entry points

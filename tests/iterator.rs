@@ -525,20 +525,16 @@ const OWN_STEPS: &[&str] = &[
 
 /// Every size, stride and offset of `op` as a fresh symbol hinted by its concrete value.
 fn lift(env: &ShapeEnv, name: &str, op: &Op) -> TensorSpec<SymInt> {
-    let sym = |what: String, v: i64| env.create_symbol(&what, v, SymbolSpec::default()).unwrap();
-    let sizes = op
-        .sizes
-        .iter()
-        .enumerate()
-        .map(|(d, &v)| sym(format!("{name}_z{d}"), v))
-        .collect();
-    let strides = op
-        .strides
-        .iter()
-        .enumerate()
-        .map(|(d, &v)| sym(format!("{name}_t{d}"), v))
-        .collect();
-    TensorSpec::new(sizes, strides, op.es).with_offset(sym(format!("{name}_off"), op.offset))
+    let syms = |prefix: String, v: &[i64]| {
+        env.create_symbols(&prefix, v, SymbolSpec::default())
+            .unwrap()
+    };
+    let sizes = syms(format!("{name}_z"), &op.sizes);
+    let strides = syms(format!("{name}_t"), &op.strides);
+    let offset = env
+        .create_symbol(&format!("{name}_off"), op.offset, SymbolSpec::default())
+        .unwrap();
+    TensorSpec::new(sizes, strides, op.es).with_offset(offset)
 }
 
 /// The case's ops with every symbol replaced by its value in `b`.

@@ -276,14 +276,7 @@ mod symbolic {
     }
 
     fn syms(env: &ShapeEnv, prefix: &str, hints: &[i64], min: i64) -> Vec<SymInt> {
-        hints
-            .iter()
-            .enumerate()
-            .map(|(d, &h)| {
-                env.create_symbol(&format!("{prefix}{d}"), h, spec(min))
-                    .unwrap()
-            })
-            .collect()
+        env.create_symbols(prefix, hints, spec(min)).unwrap()
     }
 
     fn prod(v: &[&SymInt]) -> SymInt {

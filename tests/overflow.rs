@@ -26,16 +26,11 @@ fn symbolic(inputs: &Case) -> symstride::Result<(Vec<i64>, Vec<i64>)> {
     for (k, (s, t)) in inputs.iter().enumerate() {
         layout::check_layout(&format!("x{k}"), s, t)?;
         let sym = |what: &str, v: &[i64], min: i64| {
-            v.iter()
-                .enumerate()
-                .map(|(d, &x)| {
-                    let spec = SymbolSpec {
-                        min,
-                        ..Default::default()
-                    };
-                    env.create_symbol(&format!("x{k}_{what}{d}"), x, spec)
-                })
-                .collect::<symstride::Result<Vec<_>>>()
+            let spec = SymbolSpec {
+                min,
+                ..Default::default()
+            };
+            env.create_symbols(&format!("x{k}_{what}"), v, spec)
         };
         lifted.push((sym("s", s, 0)?, sym("t", t, i64::MIN)?));
     }

@@ -413,10 +413,8 @@ proptest! {
     fn symbolic_meta_is_sound((op, dt, l, dims, keepdim, _seed) in case(), bump in prop::collection::vec(0i64..3, 4)) {
         let env = ShapeEnv::default();
         let spec = SymbolSpec { min: 0, ..Default::default() };
-        let sizes: Vec<_> = l.sizes.iter().enumerate()
-            .map(|(d, &s)| env.create_symbol(&format!("s{d}"), s, spec).unwrap()).collect();
-        let strides: Vec<_> = l.strides.iter().enumerate()
-            .map(|(d, &s)| env.create_symbol(&format!("t{d}"), s, spec).unwrap()).collect();
+        let sizes = env.create_symbols("s", &l.sizes, spec).unwrap();
+        let strides = env.create_symbols("t", &l.strides, spec).unwrap();
         let es = dt.element_size();
         let sym = reduction_meta(op, &TensorSpec::new(sizes, strides, es), dt, &dims, keepdim);
         let conc = reduction_meta(op, &TensorSpec::new(l.sizes.clone(), l.strides.clone(), es), dt, &dims, keepdim);

@@ -114,14 +114,9 @@ fn equalities_are_used_as_facts() {
 fn symbolic_contiguity_matches_concrete_under_guards() {
     let hints = [3i64, 1, 4, 5];
     let env = ShapeEnv::default();
-    let sizes: Vec<SymInt> = hints
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            env.create_symbol(&format!("s{i}"), *h, SymbolSpec::default())
-                .unwrap()
-        })
-        .collect();
+    let sizes: Vec<SymInt> = env
+        .create_symbols("s", &hints, SymbolSpec::default())
+        .unwrap();
     let strides = contiguous_strides(&sizes);
     let sym_result = is_contiguous(&sizes, &strides).unwrap();
     let guards = env.guard_set();

@@ -267,18 +267,8 @@ fn run_symbolic(
     let env = ShapeEnv::default();
     let spec = SymbolSpec::default();
     let sym = |name: String, v: i64| env.create_symbol(&name, v, spec).unwrap();
-    let sizes = b
-        .sizes
-        .iter()
-        .enumerate()
-        .map(|(d, &v)| sym(format!("s{d}"), v))
-        .collect();
-    let strides = b
-        .strides
-        .iter()
-        .enumerate()
-        .map(|(d, &v)| sym(format!("t{d}"), v))
-        .collect();
+    let sizes = env.create_symbols("s", &b.sizes, spec).unwrap();
+    let strides = env.create_symbols("t", &b.strides, spec).unwrap();
     let view = View::new(sizes, strides, sym("o".into(), b.offset)).unwrap();
     let mut chain = ViewChain::new(view, sym("n".into(), b.storage));
     for op in ops {

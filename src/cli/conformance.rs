@@ -124,11 +124,7 @@ impl Symbolic {
             min,
             ..Default::default()
         };
-        let out = values
-            .iter()
-            .enumerate()
-            .map(|(d, &v)| self.env.create_symbol(&format!("{prefix}{d}"), v, spec))
-            .collect::<Result<Vec<_>>>()?;
+        let out = self.env.create_symbols(prefix, values, spec)?;
         self.hints = self.env.hints();
         Ok(out)
     }

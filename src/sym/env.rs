@@ -127,6 +127,23 @@ impl ShapeEnv {
         self.lock().config.clone()
     }
 
+    /// One symbol per value, named `{prefix}0`, `{prefix}1`, ..., each hinted by its value
+    /// (see [`create_symbol`](Self::create_symbol)). This is how a concrete case (a golden
+    /// line, a random layout) is lifted to a symbolic one whose trace must agree with the
+    /// concrete answer at the hints.
+    pub fn create_symbols(
+        &self,
+        prefix: &str,
+        values: &[i64],
+        spec: SymbolSpec,
+    ) -> Result<Vec<SymInt>> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(d, &v)| self.create_symbol(&format!("{prefix}{d}"), v, spec))
+            .collect()
+    }
+
     /// Creates a size symbol with example value `hint` (see [`SymbolSpec`]).
     pub fn create_symbol(&self, name: &str, hint: i64, spec: SymbolSpec) -> Result<SymInt> {
         if spec.max.is_some_and(|m| m < spec.min) {
@@ -502,6 +519,24 @@ const _: fn() = || {
 mod tests {
     use super::*;
     use crate::{Bool, Int};
+
+    #[test]
+    fn create_symbols_names_by_position_and_checks_each_hint() {
+        let env = ShapeEnv::default();
+        let s = env
+            .create_symbols("x_s", &[3, 0, 7], SymbolSpec::default())
+            .unwrap();
+        let names: Vec<String> = s.iter().map(|x| x.to_string()).collect();
+        assert_eq!(names, ["x_s0", "x_s1", "x_s2"]);
+        let hints = env.hints();
+        let back: Vec<i64> = s.iter().map(|x| x.eval(&hints).unwrap()).collect();
+        assert_eq!(back, [3, 0, 7]);
+        // A hint below the declared minimum is an error naming the symbol.
+        let e = env
+            .create_symbols("y", &[1, -2], SymbolSpec::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("`y1`"), "{e}");
+    }
 
     fn env_with(names: &[(&str, i64, i64)]) -> (ShapeEnv, Vec<SymInt>) {
         let env = ShapeEnv::new(ShapeEnvConfig::default());
