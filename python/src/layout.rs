@@ -8,6 +8,7 @@ use crate::errors::IntoPyResult;
 use crate::generic;
 use crate::symbolic::{to_py_list, Lists, Num, ToPyBool};
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 use symstride::layout::{self, MemoryFormat, StrideMatch};
 
 fn two(sizes: Vec<Num>, strides: Vec<Num>) -> Lists {
@@ -165,5 +166,25 @@ pub fn non_overlapping_and_dense_expr(
 pub fn is_contiguous_or_false(sizes: Vec<Num>, strides: Vec<Num>) -> PyResult<bool> {
     generic!(two(sizes, strides), |x| {
         layout::is_contiguous_or_false(&x[0], &x[1]).py()
+    })
+}
+
+/// The output TensorIterator allocates for an elementwise float32 op over these inputs
+/// (`(sizes, strides)` pairs, no `out=`): `(sizes, strides)` of the output, with the
+/// guards the build records when symbolic.
+#[pyfunction]
+#[pyo3(signature = (*tensors))]
+pub fn elementwise_output(
+    py: Python<'_>,
+    tensors: Vec<(Vec<Num>, Vec<Num>)>,
+) -> PyResult<PyObject> {
+    let k = tensors.len();
+    let flat: Vec<Vec<Num>> = tensors.into_iter().flat_map(|(a, b)| [a, b]).collect();
+    generic!(Lists::new(flat), |x| {
+        let pairs: Vec<_> = (0..k)
+            .map(|i| (x[2 * i].clone(), x[2 * i + 1].clone()))
+            .collect();
+        let (sizes, strides) = symstride::iter::elementwise_output(&pairs).py()?;
+        (to_py_list(py, &sizes)?, to_py_list(py, &strides)?).into_py_any(py)
     })
 }

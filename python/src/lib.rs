@@ -57,6 +57,7 @@ fn _symstride(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layout::channels_last_contiguity_expr, m)?)?;
     m.add_function(wrap_pyfunction!(layout::non_overlapping_and_dense_expr, m)?)?;
     m.add_function(wrap_pyfunction!(layout::is_contiguous_or_false, m)?)?;
+    m.add_function(wrap_pyfunction!(layout::elementwise_output, m)?)?;
     m.add_function(wrap_pyfunction!(program::compile, m)?)?;
     m.add_function(wrap_pyfunction!(program::_rust_run_seconds, m)?)?;
     Ok(())

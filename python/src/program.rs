@@ -270,13 +270,13 @@ impl PyArtifact {
 
     /// `{symbol: hint}`: where the program was traced.
     #[getter]
-    fn hints(&self) -> Vec<(String, i64)> {
+    fn hints<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let p = &self.inner.program;
-        p.symbols
-            .iter()
-            .cloned()
-            .zip(p.hints.iter().copied())
-            .collect()
+        let d = PyDict::new(py);
+        for (s, h) in p.symbols.iter().zip(&p.hints) {
+            d.set_item(s, h)?;
+        }
+        Ok(d)
     }
 
     /// Input names, in order.

@@ -495,14 +495,16 @@ impl PyShapeEnv {
         self.0.guards().into_iter().map(PyGuard).collect()
     }
 
-    /// `{symbol: hint}` of the backed symbols.
+    /// `{symbol: hint}` of the backed symbols, in creation order.
     #[getter]
-    fn hints(&self) -> Vec<(String, i64)> {
-        self.0
-            .hints()
-            .iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
+    fn hints<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for name in self.0.symbol_names() {
+            if let Some(h) = self.0.symbol_hint(&name) {
+                d.set_item(name, h)?;
+            }
+        }
+        Ok(d)
     }
 
     /// Symbol names, in creation order.

@@ -10,6 +10,7 @@ from conftest import golden_lines
 LAYOUT = golden_lines("layout.jsonl")
 BROADCAST = golden_lines("broadcast.jsonl")
 VIEWS = golden_lines("views.jsonl")
+ELEMENTWISE = golden_lines("elementwise.jsonl")
 
 
 def expected(case):
@@ -48,7 +49,7 @@ class Lift:
     def check_guards(self):
         """Every recorded guard holds at the hints."""
         if self.env is not None:
-            assert self.env.failed_guard(**dict(self.env.hints)) is None
+            assert self.env.failed_guard(**self.env.hints) is None
 
 
 def layout_answer(case, symbolic):
@@ -150,3 +151,22 @@ def test_views_golden(symbolic):
     assert len(VIEWS) == 3000
     bad = [c for c in VIEWS if view_answer(c, symbolic) != expected(c)]
     assert not bad, f"{len(bad)} view cases differ, first: {bad[0]}"
+
+
+def elementwise_answer(case, symbolic):
+    lift = Lift(symbolic)
+    tensors = [(lift(t["sizes"], "s"), lift(t["strides"], "t")) for t in case["inputs"]]
+    try:
+        sizes, strides = ss.elementwise_output(*tensors)
+        got = {"sizes": at_hint(sizes), "strides": at_hint(strides)}
+    except ss.BroadcastError:
+        got = {"error": "broadcast"}
+    lift.check_guards()
+    return got
+
+
+@pytest.mark.parametrize("symbolic", [False, True], ids=["concrete", "symbolic"])
+def test_elementwise_golden(symbolic):
+    assert len(ELEMENTWISE) == 3000
+    bad = [c for c in ELEMENTWISE if elementwise_answer(c, symbolic) != expected(c)]
+    assert not bad, f"{len(bad)} elementwise cases differ, first: {bad[0]}"

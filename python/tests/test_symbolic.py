@@ -54,6 +54,7 @@ def test_branching_records_guards_with_reasons():
     assert [str(g) for g in env.guards] == ["s >= 4"]
     assert env.admits(s=7)
     assert not env.admits(s=1)
+    assert env.hints == {"s": 5} and env.symbols == ["s"]
     assert str(env.failed_guard(s=3)) == "s >= 4"
 
 
