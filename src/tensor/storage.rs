@@ -403,6 +403,32 @@ mod tests {
     }
 
     #[test]
+    fn external_memory_is_released_through_its_owner_only() {
+        use std::sync::atomic::AtomicBool;
+        struct Owner(Vec<f64>, Arc<AtomicBool>);
+        impl Drop for Owner {
+            fn drop(&mut self) {
+                self.1.store(true, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(AtomicBool::new(false));
+        let mut data = vec![1.0, 2.0, 3.0];
+        let ptr = NonNull::new(data.as_mut_ptr()).unwrap();
+        let owner = Owner(data, Arc::clone(&dropped));
+        // SAFETY: the vector's buffer (3 aligned f64) lives in `owner`, which the storage
+        // keeps until its last handle goes; moving a Vec does not move its buffer.
+        let s = unsafe { Storage::from_external(ptr, 3, Box::new(owner)) };
+        let view = s.clone();
+        assert_eq!(view.as_ptr(), ptr.as_ptr() as *const f64);
+        let t = crate::tensor::Tensor::from_storage(s, &[3], &[1], 0).unwrap();
+        assert_eq!(t.to_vec().unwrap(), vec![1.0, 2.0, 3.0]);
+        drop(t);
+        assert!(!dropped.load(Ordering::SeqCst));
+        drop(view);
+        assert!(dropped.load(Ordering::SeqCst));
+    }
+
+    #[test]
     fn pool_reuses_large_blocks() {
         let n = (POOL_MIN_BYTES / 4) * 3 + 7; // odd size unlikely to be used by other tests
         let a = Storage::<f32>::uninit(n).unwrap();
