@@ -142,10 +142,9 @@ impl Compiled {
     pub fn plan(&self, b: &Bindings, strides: &[Vec<i64>]) -> Result<(Vec<Value<i64>>, Planned)> {
         if let Some(i) = self.admitting(b)? {
             let values = self.specializations[i].instantiate(b)?;
-            let same = values
-                .iter()
-                .zip(strides)
-                .all(|(v, s)| same_strides(&v.sizes, &v.strides, s));
+            // Exactly the spec's strides (also on size-1 dimensions, where numpy may put
+            // anything): the executor checks inputs against the layouts exactly.
+            let same = values.iter().zip(strides).all(|(v, s)| v.strides == *s);
             if same {
                 return Ok((values, Planned::Specialization(i)));
             }
