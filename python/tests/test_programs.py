@@ -301,3 +301,16 @@ def test_gil_is_released_during_run():
     t.join()
     inside = [u for u in ticks if any(a < u < b for a, b in runs)]
     assert len(inside) >= 2 * len(runs), (len(inside), runs)
+
+
+def test_inputs_with_other_strides_on_size_one_dims():
+    """numpy puts any stride on a size-1 dimension (0 for ``None`` indexing): such inputs
+    run and give the same values."""
+    art = ss.compile(HEADS)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 5, 64)).astype(np.float32)
+    b2 = rng.standard_normal((4, 16)).astype(np.float32)
+    bias = b2[:, None, :]
+    assert bias.strides[1] == 0
+    out = art.run(x=x, bias=bias)
+    np.testing.assert_allclose(out["y"], heads_reference(x, bias)["y"], rtol=1e-6)
