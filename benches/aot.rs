@@ -5,6 +5,9 @@
 //! a reused buffer; no kernel; target <= 150 ns). `artifact_load_100` loads (parses and
 //! verifies by re-tracing, see `aot/retrace.rs`) an artifact of 100 specializations: the
 //! first 100 of the `--cover` compile of a 6-symbol addcmul spec (target < 50 ms).
+//! `compile_program` and `dispatch_cached_program` are the same two costs for the 8-step
+//! demo program (`symstride::program::DEMO_PROGRAM_JSON`: every value's layout is
+//! instantiated; targets < 1 ms and < 300 ns).
 //! `cover_10_symbols` is a `--cover` compile (trace, case-split proof, witness traces) of a
 //! 10-symbol spec on sizes >= 1.
 
@@ -40,6 +43,13 @@ fn aot(c: &mut Criterion) {
     let mut s = SeedDispatch::new().expect("seed dispatch");
     g.bench_function("dispatch_cached_4d", |b| {
         b.iter(|| black_box(s.run().expect("dispatch")))
+    });
+    g.bench_function("compile_program", |b| {
+        b.iter(|| black_box(symstride::program::compile_demo_program().expect("compile")))
+    });
+    let mut pd = symstride::program::ProgramDispatch::new().expect("program dispatch");
+    g.bench_function("dispatch_cached_program", |b| {
+        b.iter(|| black_box(pd.run().expect("dispatch")))
     });
     let json = artifact_100();
     g.bench_function("artifact_load_100", |b| {

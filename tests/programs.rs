@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use std::time::Instant;
-use symstride::program::{concrete, trace, Program, ProgramTrace};
+use symstride::program::{concrete, trace, Program, ProgramSpecialization, ProgramTrace};
 use symstride::sym::Bindings;
 
 fn coverage_lines() -> Vec<Value> {
@@ -228,16 +228,352 @@ proptest! {
         let bind = |v: &[i64]| Bindings::from_pairs([("a", v[0]), ("b", v[1]), ("c", v[2])]);
         let t = trace(&p, &bind(&hints)).unwrap();
         prop_assert!(t.admits(&bind(&hints)).unwrap());
+        // The compiled specialization: same admitted set, same values (one reused Vec).
+        let s = ProgramSpecialization::from_trace(&p, hints.clone(), t.clone()).unwrap();
+        let mut reused = Vec::new();
         for pt in points.iter().chain([&hints]) {
             let b = bind(pt);
+            prop_assert_eq!(s.admits(pt).unwrap(), t.admits(&b).unwrap(), "{} at {:?}", spec, pt);
             if !t.admits(&b).unwrap() {
                 continue;
             }
             match (&t.values, concrete(&p, &b)) {
-                (Ok(_), Ok(c)) => prop_assert_eq!(t.instantiate(&b).unwrap(), c, "{} at {:?}", spec, pt),
-                (Err(te), Err(ce)) => prop_assert_eq!(te.category(), ce.category(), "{} at {:?}", spec, pt),
+                (Ok(_), Ok(c)) => {
+                    s.instantiate_into(pt, &mut reused).unwrap();
+                    prop_assert_eq!(&reused, &c, "{} at {:?}", spec, pt);
+                    prop_assert_eq!(t.instantiate(&b).unwrap(), c, "{} at {:?}", spec, pt)
+                }
+                (Err(te), Err(ce)) => {
+                    prop_assert_eq!(s.instantiate(pt).unwrap_err().category(), ce.category());
+                    prop_assert_eq!(te.category(), ce.category(), "{} at {:?}", spec, pt)
+                }
                 (te, c) => prop_assert!(false, "{spec} at {pt:?}: trace {:?} vs concrete {:?}", te.as_ref().err(), c.err()),
             }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution through the kernels (`run_program`) against the per-element reference (`execute`).
+
+fn pools() -> &'static [rayon::ThreadPool] {
+    static P: std::sync::OnceLock<Vec<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        (1..=3)
+            .map(|n| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .unwrap()
+            })
+            .collect()
+    })
+}
+
+fn widen(s: symstride::tensor::Scalar) -> f64 {
+    use symstride::tensor::Scalar;
+    match s {
+        Scalar::Float(f) => f,
+        Scalar::Int(i) => i as f64,
+        Scalar::Bool(b) => f64::from(u8::from(b)),
+    }
+}
+
+/// Whether two element lists agree (floats within 1e-5 relative and absolute, NaN == NaN).
+fn same_values(got: &[symstride::tensor::Scalar], want: &[symstride::tensor::Scalar]) -> bool {
+    got.len() == want.len()
+        && got.iter().zip(want).all(|(&g, &w)| {
+            let (g, w) = (widen(g), widen(w));
+            g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-5 * (1.0 + w.abs())
+        })
+}
+
+/// Runs `p` at `b` both ways on `pool` (a small grain so the kernels split work across the
+/// pool's threads) and compares every output's layout and values. Returns the run's stats,
+/// or `None` when both ways fail with the same category.
+fn run_both(
+    p: &Program,
+    b: &Bindings,
+    pool: &rayon::ThreadPool,
+) -> Result<Option<symstride::program::RunStats>, String> {
+    use symstride::kernel::ExecConfig;
+    use symstride::program::{execute, fill_inputs, run_program_stats, tensor_values};
+    let want = execute(p, b);
+    let got = concrete(p, b).and_then(|values| {
+        let inputs = fill_inputs(p, &values)?;
+        let cfg = ExecConfig::default().with_grain_size(8);
+        pool.install(|| run_program_stats(p, &values, inputs, &cfg))
+            .map(|r| (values, r))
+    });
+    match (want, got) {
+        (Ok(ex), Ok((values, (outs, stats)))) => {
+            if values != ex.layouts {
+                return Err("layouts differ".into());
+            }
+            for (&o, t) in p.outputs.iter().zip(&outs) {
+                let l = &values[o];
+                if t.sizes() != l.sizes.as_slice()
+                    || t.strides() != l.strides.as_slice()
+                    || t.dtype() != l.dtype
+                {
+                    return Err(format!(
+                        "output `{}`: layout {:?}/{:?} vs {:?}",
+                        p.names[o],
+                        t.sizes(),
+                        t.strides(),
+                        l
+                    ));
+                }
+                let (g, w) = (tensor_values(t).unwrap(), ex.values(o).unwrap());
+                if !same_values(&g, &w) {
+                    return Err(format!(
+                        "output `{}`: kernels {g:?} vs reference {w:?}",
+                        p.names[o]
+                    ));
+                }
+            }
+            Ok(Some(stats))
+        }
+        (Err(a), Err(b)) if a.category() == b.category() => Ok(None),
+        (a, b) => Err(format!("reference {:?} vs kernels {:?}", a.err(), b.err())),
+    }
+}
+
+/// One random step of a DAG over `[a, b, c]` values: elementwise ops, keepdim reductions
+/// (which broadcast back), views and copies, reading any earlier value.
+fn dag_step(k: usize, name: &str, x: &str, y: &str) -> Value {
+    use serde_json::json;
+    let (op, args): (&str, Value) = match k {
+        0 => ("add", json!([x, y])),
+        1 => ("mul", json!([x, y])),
+        2 => ("sub", json!([x, y])),
+        3 => ("maximum", json!([x, y])),
+        4 => ("relu", json!([x])),
+        5 => ("neg", json!([x])),
+        6 => ("mul", json!([x, 0.5])),
+        7 => ("div", json!([x, y])),
+        8 => ("sum", json!([x, [-1]])),
+        9 => ("amax", json!([x, [0]])),
+        10 => ("mean", json!([x, [1, 2]])),
+        11 => ("transpose", json!([x, 0, 2])),
+        12 => ("contiguous", json!([x])),
+        13 => ("clone", json!([x])),
+        14 => ("to", json!([x])),
+        15 => ("exp", json!([x])),
+        16 => ("where", json!([x, x, y])),
+        17 => ("to", json!([x])),
+        _ => ("expand", json!([x, [-1, -1, -1]])),
+    };
+    let mut step = json!({"let": name, "op": op, "args": args});
+    if matches!(op, "sum" | "amax" | "mean") {
+        step["keepdim"] = json!(true);
+    }
+    if op == "to" {
+        step["dtype"] = json!(if k == 14 { "float64" } else { "float32" });
+    }
+    step
+}
+
+/// A random program: inputs `x` (float32 `[a, b, c]`, row- or column-major) and `w`
+/// (float32 `[c]`, broadcast); steps reading random earlier values; outputs the last value
+/// and a random subset of the others.
+fn dag_program(menu: &[(usize, usize, usize, bool)], column_major: bool) -> Option<Program> {
+    use serde_json::json;
+    let x = if column_major {
+        json!({"name": "x", "sizes": ["a", "b", "c"], "strides": ["1", "a", "a*b"]})
+    } else {
+        json!({"name": "x", "sizes": ["a", "b", "c"], "layout": "contiguous"})
+    };
+    let w = json!({"name": "w", "sizes": ["c"], "layout": "contiguous"});
+    let mut names = vec!["x".to_string(), "w".to_string()];
+    let mut steps = Vec::new();
+    let mut outputs = Vec::new();
+    for (i, &(k, l, r, out)) in menu.iter().enumerate() {
+        let name = format!("v{i}");
+        let (xa, ya) = (
+            names[l % names.len()].clone(),
+            names[r % names.len()].clone(),
+        );
+        steps.push(dag_step(k, &name, &xa, &ya));
+        if out {
+            outputs.push(name.clone());
+        }
+        names.push(name);
+    }
+    let last = names.last().unwrap().clone();
+    if !outputs.contains(&last) {
+        outputs.push(last);
+    }
+    let spec = json!({
+        "inputs": [x, w],
+        "hints": {"a": 2, "b": 3, "c": 4},
+        "steps": steps,
+        "outputs": outputs,
+    });
+    Program::from_value(&spec).ok()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The kernel path equals the per-element reference on the chain programs of the
+    /// soundness test (views, ops, reductions, copies), at 1-3 threads.
+    #[test]
+    fn run_program_equals_the_reference_on_chains(
+        menu in proptest::collection::vec((0usize..16, any::<bool>()), 1..6),
+        column_major in any::<bool>(),
+        point in proptest::collection::vec(0i64..6, 3),
+        threads in 0usize..3,
+    ) {
+        use serde_json::json;
+        let layout = if column_major {
+            json!({"name": "x", "sizes": ["a", "b", "c"], "strides": ["1", "a", "a*b"]})
+        } else {
+            json!({"name": "x", "sizes": ["a", "b", "c"], "layout": "contiguous"})
+        };
+        let mut steps = Vec::new();
+        let mut prev = "x".to_string();
+        for (i, (k, flag)) in menu.iter().enumerate() {
+            let name = format!("v{i}");
+            steps.push(random_step(*k, &name, &prev, *flag));
+            prev = name;
+        }
+        let spec = json!({"inputs": [layout], "hints": {"a": 2, "b": 2, "c": 2}, "steps": steps, "outputs": [prev]});
+        let Ok(p) = Program::from_value(&spec) else { return Ok(()) };
+        let b = Bindings::from_pairs([("a", point[0]), ("b", point[1]), ("c", point[2])]);
+        if let Err(e) = run_both(&p, &b, &pools()[threads]) {
+            prop_assert!(false, "{spec} at {point:?}: {e}");
+        }
+    }
+
+    /// The kernel path equals the per-element reference on random DAGs (values read by
+    /// several later steps, outputs in the middle, views of intermediates), where dead
+    /// buffers are reused heavily, at 1-3 threads.
+    #[test]
+    fn run_program_equals_the_reference_on_dags(
+        menu in proptest::collection::vec((0usize..19, 0usize..16, 0usize..16, proptest::bool::weighted(0.1)), 1..12),
+        column_major in any::<bool>(),
+        point in proptest::collection::vec(1i64..7, 3),
+        threads in 0usize..3,
+    ) {
+        let Some(p) = dag_program(&menu, column_major) else { return Ok(()) };
+        let b = Bindings::from_pairs([("a", point[0]), ("b", point[1]), ("c", point[2])]);
+        if let Err(e) = run_both(&p, &b, &pools()[threads]) {
+            prop_assert!(false, "{menu:?} cm={column_major} at {point:?}: {e}");
+        }
+    }
+}
+
+/// A chain of five elementwise steps of which only the last is returned: the dead
+/// intermediates' storages are reused (fewer bytes allocated than the intermediates hold),
+/// and the result equals the reference.
+#[test]
+fn dead_intermediates_are_reused() {
+    let p = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n", 64], "layout": "contiguous"}],
+            "hints": {"n": 32},
+            "steps": [{"let": "a", "op": "mul", "args": ["x", 2]},
+                      {"let": "b", "op": "relu", "args": ["a"]},
+                      {"let": "c", "op": "add", "args": ["b", "x"]},
+                      {"let": "d", "op": "neg", "args": ["c"]},
+                      {"let": "e", "op": "sub", "args": ["d", "x"]}],
+            "outputs": ["e"]}"#,
+    )
+    .unwrap();
+    for pool in pools() {
+        let stats = run_both(&p, &p.hint_bindings(), pool).unwrap().unwrap();
+        let intermediates = 5 * 32 * 64 * 4;
+        assert!(stats.reused_buffers >= 2, "{stats:?}");
+        assert!(stats.allocated_bytes < intermediates, "{stats:?}");
+        assert_eq!(stats.allocated_bytes + stats.reused_bytes, intermediates);
+    }
+}
+
+/// Outputs, and intermediates an output or a live view aliases, are never reused: an
+/// output in the middle of a chain, a transposed view of an intermediate returned as an
+/// output, and a view read later keep their values while later steps allocate.
+#[test]
+fn outputs_and_aliased_views_are_never_clobbered() {
+    use symstride::kernel::ExecConfig;
+    use symstride::program::{fill_inputs, run_program_stats};
+    let p = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n", 8], "layout": "contiguous"}],
+            "hints": {"n": 8},
+            "steps": [{"let": "a", "op": "mul", "args": ["x", 2]},
+                      {"let": "b", "op": "relu", "args": ["a"]},
+                      {"let": "t", "op": "transpose", "args": ["b", 0, 1]},
+                      {"let": "c", "op": "add", "args": ["a", 1]},
+                      {"let": "s", "op": "select", "args": ["c", 0, 0]},
+                      {"let": "d", "op": "neg", "args": ["x"]},
+                      {"let": "e", "op": "mul", "args": ["d", 3]},
+                      {"let": "f", "op": "add", "args": ["e", "s"]},
+                      {"let": "g", "op": "exp", "args": ["f"]},
+                      {"let": "h", "op": "neg", "args": ["g"]}],
+            "outputs": ["a", "t", "h"]}"#,
+    )
+    .unwrap();
+    for pool in pools() {
+        let stats = run_both(&p, &p.hint_bindings(), pool).unwrap().unwrap();
+        // `c` (read through the view `s` by `f`) dies after `f`, `d` after `e`, `e` after
+        // `f`, `f` after `g`: later values reuse them.
+        assert!(stats.reused_buffers >= 2, "{stats:?}");
+    }
+    // The outputs do not share storage with each other except where they alias.
+    let values = concrete(&p, &p.hint_bindings()).unwrap();
+    let inputs = fill_inputs(&p, &values).unwrap();
+    let (outs, _) = run_program_stats(&p, &values, inputs, &ExecConfig::default()).unwrap();
+    let storage = |t: &symstride::op::AnyTensor| t.typed::<f32>().unwrap().storage().clone();
+    assert!(!storage(&outs[0]).same(&storage(&outs[1])));
+    assert!(!storage(&outs[0]).same(&storage(&outs[2])));
+    assert!(!storage(&outs[1]).same(&storage(&outs[2])));
+}
+
+/// Inputs that disagree with the layouts are a clear error, never a wrong answer.
+#[test]
+fn run_program_checks_its_inputs() {
+    use symstride::kernel::ExecConfig;
+    use symstride::program::{fill_inputs, run_program};
+    let p = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n", 3], "layout": "contiguous"}],
+            "hints": {"n": 2},
+            "steps": [{"let": "y", "op": "mul", "args": ["x", 2]}],
+            "outputs": ["y"]}"#,
+    )
+    .unwrap();
+    let values = concrete(&p, &p.hint_bindings()).unwrap();
+    let other = concrete(&p, &Bindings::from_pairs([("n", 3)])).unwrap();
+    let cfg = ExecConfig::default();
+    // Sizes of another binding.
+    let e = run_program(&p, &values, fill_inputs(&p, &other).unwrap(), &cfg).unwrap_err();
+    assert!(e.to_string().contains("input 0 (`x`)"), "{e}");
+    // Another dtype.
+    let mut f64_layout = values.clone();
+    f64_layout[0].dtype = symstride::DType::F64;
+    let e = run_program(&p, &values, fill_inputs(&p, &f64_layout).unwrap(), &cfg).unwrap_err();
+    assert!(e.to_string().contains("float64"), "{e}");
+    // Wrong count.
+    assert!(run_program(&p, &values, Vec::new(), &cfg).is_err());
+    // The right inputs run.
+    assert!(run_program(&p, &values, fill_inputs(&p, &values).unwrap(), &cfg).is_ok());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The public programs (attention head split, conv epilogue, softmax, layer norm, GLU,
+    /// masks, ...) through the kernels equal the per-element reference at random bindings,
+    /// at 1-3 threads.
+    #[test]
+    fn public_programs_run_like_the_reference(
+        which in 0usize..10,
+        point in proptest::collection::vec(0i64..10, 4),
+        threads in 0usize..3,
+    ) {
+        let programs = public_programs();
+        let p = &programs[which % programs.len()];
+        let b = Bindings::from_pairs(p.symbols.iter().zip(&point).map(|(s, &v)| (s.as_str(), v)));
+        if let Err(e) = run_both(p, &b, &pools()[threads]) {
+            prop_assert!(false, "{} at {point:?}: {e}", p.name);
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::artifact::Artifact;
 use super::program::ExprProgram;
-use super::spec::{SizeSpec, Spec, StrideSpec};
+use super::spec::{InputSpec, SizeSpec, Spec, StrideSpec};
 use super::specialization::Specialization;
 use super::trace::trace;
 use crate::error::{Error, Result};
@@ -18,10 +18,19 @@ pub type Values = SmallVec<[i64; 8]>;
 /// Sentinel of an unbound symbol while binding (values are sizes/strides, never negative).
 const UNBOUND: i64 = -1;
 
-/// Binds symbols from concrete layouts and checks that the layouts are the spec's.
+/// Binds symbols from concrete layouts and checks that the layouts are the spec's (a
+/// single-op spec's or a program's inputs: both are sizes that are constants or bare
+/// symbols, and strides given by a memory format or by expressions).
 #[derive(Clone, Debug)]
-struct Binder {
-    spec: Spec,
+pub(crate) struct Binder {
+    /// Symbols, in value order.
+    symbols: Vec<String>,
+    /// The inputs' sizes and strides.
+    inputs: Vec<InputSpec>,
+    /// How messages name each input (`input 0`, ``input 0 (`x`)``).
+    labels: Vec<String>,
+    /// What takes the inputs, for the arity message (`op add`, ``program `heads` ``).
+    what: String,
     /// Stride expressions of all inputs given by expressions, flattened (input order).
     strides: ExprProgram,
     /// First slot in `strides` of each input (unused for layout inputs).
@@ -58,11 +67,45 @@ impl Src {
     }
 }
 
+/// The subset of a spec the binder reads.
+struct BindSpec<'a> {
+    symbols: &'a [String],
+    inputs: &'a [InputSpec],
+}
+
+impl BindSpec<'_> {
+    fn symbol_index(&self, name: &str) -> Option<usize> {
+        self.symbols.iter().position(|s| s == name)
+    }
+}
+
 impl Binder {
     fn new(spec: &Spec) -> Result<Binder> {
+        Binder::from_parts(
+            spec.symbols.clone(),
+            spec.inputs.clone(),
+            (0..spec.inputs.len())
+                .map(|i| format!("input {i}"))
+                .collect(),
+            format!("op {}", spec.op),
+        )
+    }
+
+    /// A binder for `inputs` over `symbols` (every symbol must be some input's size or
+    /// whole stride); `labels` name the inputs in messages, `what` is what takes them.
+    pub(crate) fn from_parts(
+        symbols: Vec<String>,
+        inputs: Vec<InputSpec>,
+        labels: Vec<String>,
+        what: String,
+    ) -> Result<Binder> {
+        let spec = BindSpec {
+            symbols: &symbols,
+            inputs: &inputs,
+        };
         let mut exprs = Vec::new();
         let mut first = Vec::with_capacity(spec.inputs.len());
-        for inp in &spec.inputs {
+        for inp in spec.inputs {
             first.push(exprs.len());
             if let StrideSpec::Exprs(es) = &inp.strides {
                 exprs.extend(es.iter().cloned());
@@ -112,9 +155,13 @@ impl Binder {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let strides = ExprProgram::new(spec.symbols, exprs)?;
         Ok(Binder {
-            spec: spec.clone(),
-            strides: ExprProgram::new(&spec.symbols, exprs)?,
+            symbols,
+            inputs,
+            labels,
+            what,
+            strides,
             first,
             sources,
             checks,
@@ -123,7 +170,7 @@ impl Binder {
 
     /// Binds `values` from `inputs`; on any problem, the checked path gives the error.
     #[inline]
-    fn bind(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Result<()> {
+    pub(crate) fn bind(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Result<()> {
         if self.bind_fast(inputs, values) == Some(true) {
             Ok(())
         } else {
@@ -135,7 +182,7 @@ impl Binder {
     /// (same conditions as [`Binder::bind_checked`]).
     #[inline]
     fn bind_fast(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Option<bool> {
-        let spec = &self.spec;
+        let spec = self;
         if inputs.len() != spec.inputs.len() || values.len() != self.sources.len() {
             return None;
         }
@@ -193,7 +240,7 @@ impl Binder {
             Err(Error::symbol(format!(
                 "{} is {v}, but symbol `{}` is already bound to {}",
                 what(),
-                self.spec.symbols[j],
+                self.symbols[j],
                 values[j]
             )))
         } else {
@@ -203,20 +250,30 @@ impl Binder {
 
     #[cold]
     fn bind_checked(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Result<()> {
-        let spec = &self.spec;
+        let spec = BindSpec {
+            symbols: &self.symbols,
+            inputs: &self.inputs,
+        };
         if inputs.len() != spec.inputs.len() {
             return Err(Error::invalid(format!(
-                "op {} takes {} inputs, got {}",
-                spec.op,
+                "{} takes {} inputs, got {}",
+                self.what,
                 spec.inputs.len(),
                 inputs.len()
             )));
         }
+        if values.len() != spec.symbols.len() {
+            return Err(Error::invalid(format!(
+                "{} symbol values for {} symbols",
+                values.len(),
+                spec.symbols.len()
+            )));
+        }
         values.fill(UNBOUND);
-        for (i, ((sizes, strides), inp)) in inputs.iter().zip(&spec.inputs).enumerate() {
+        for (i, ((sizes, strides), inp)) in inputs.iter().zip(spec.inputs).enumerate() {
             if sizes.len() != inp.sizes.len() || strides.len() != sizes.len() {
                 return Err(Error::layout(
-                    format!("input {i}"),
+                    self.labels[i].clone(),
                     format!(
                         "{} sizes and {} strides; the spec has rank {}",
                         sizes.len(),
@@ -228,20 +285,20 @@ impl Binder {
             for (d, (&n, s)) in sizes.iter().zip(&inp.sizes).enumerate() {
                 if n < 0 {
                     return Err(Error::layout(
-                        format!("input {i}"),
+                        self.labels[i].clone(),
                         format!("size {n} at dim {d} is negative"),
                     ));
                 }
                 match s {
                     SizeSpec::Const(k) if *k != n => {
                         return Err(Error::layout(
-                            format!("input {i}"),
+                            self.labels[i].clone(),
                             format!("size {n} at dim {d}, but the spec fixes it to {k}"),
                         ))
                     }
                     SizeSpec::Const(_) => {}
                     SizeSpec::Sym(j) => {
-                        self.set(values, *j, n, || format!("input {i} size {d}"))?
+                        self.set(values, *j, n, || format!("{} size {d}", self.labels[i]))?
                     }
                 }
             }
@@ -252,11 +309,11 @@ impl Binder {
                             let st = strides[d];
                             if st < 0 {
                                 return Err(Error::layout(
-                                    format!("input {i}"),
+                                    self.labels[i].clone(),
                                     format!("stride {st} at dim {d} is negative"),
                                 ));
                             }
-                            self.set(values, j, st, || format!("input {i} stride {d}"))?;
+                            self.set(values, j, st, || format!("{} stride {d}", self.labels[i]))?;
                         }
                     }
                 }
@@ -270,12 +327,12 @@ impl Binder {
             )));
         }
         // The layouts must be the spec's at these values.
-        for (i, ((sizes, strides), inp)) in inputs.iter().zip(&spec.inputs).enumerate() {
+        for (i, ((sizes, strides), inp)) in inputs.iter().zip(spec.inputs).enumerate() {
             match &inp.strides {
                 StrideSpec::Layout(f) => {
                     if let Some(d) = layout_mismatch(sizes, strides, *f) {
                         return Err(Error::layout(
-                            format!("input {i}"),
+                            self.labels[i].clone(),
                             format!(
                                 "strides {strides:?} are not {} strides for sizes {sizes:?} (first difference at dim {d})",
                                 f.name()
@@ -292,7 +349,7 @@ impl Binder {
                     })?;
                     if let Some((d, want)) = bad {
                         return Err(Error::layout(
-                            format!("input {i}"),
+                            self.labels[i].clone(),
                             format!(
                                 "stride {} at dim {d}, but the spec's `{}` is {want} here",
                                 strides[d], es[d]
@@ -369,6 +426,7 @@ pub struct Dispatched {
 /// same plan (soundness), so concurrent use gives the results of serial use.
 #[derive(Debug)]
 pub struct Dispatcher {
+    spec: Spec,
     binder: Binder,
     cache: RwLock<Vec<Arc<Specialization>>>,
     coverage: Option<super::cover::Coverage>,
@@ -382,6 +440,7 @@ impl Dispatcher {
     pub fn new(artifact: Artifact) -> Result<Dispatcher> {
         Ok(Dispatcher {
             binder: Binder::new(&artifact.spec)?,
+            spec: artifact.spec,
             cache: RwLock::new(artifact.specializations.into_iter().map(Arc::new).collect()),
             coverage: artifact.coverage,
             hits: AtomicU64::new(0),
@@ -392,14 +451,14 @@ impl Dispatcher {
 
     /// The spec.
     pub fn spec(&self) -> &Spec {
-        &self.binder.spec
+        &self.spec
     }
 
     /// Symbol values (spec order) from concrete input layouts `(sizes, strides)`: each
     /// symbol from the sizes (and bare stride symbols) it names, which must agree; then the
     /// layouts must be exactly the spec's at those values.
     pub fn bind(&self, inputs: &[(&[i64], &[i64])]) -> Result<Values> {
-        let mut v: Values = SmallVec::from_elem(UNBOUND, self.binder.spec.symbols.len());
+        let mut v: Values = SmallVec::from_elem(UNBOUND, self.spec.symbols.len());
         self.binder.bind(inputs, &mut v)?;
         Ok(v)
     }
@@ -408,7 +467,7 @@ impl Dispatcher {
     /// (PyTorch's message, with the real sizes).
     #[cold]
     fn error_at(&self, values: &[i64]) -> Error {
-        match super::trace::concrete_plan(&self.binder.spec, values) {
+        match super::trace::concrete_plan(&self.spec, values) {
             Err(e) => e,
             Ok(_) => Error::invalid(format!(
                 "internal error: an error specialization admits {values:?}, where the build succeeds"
@@ -453,7 +512,7 @@ impl Dispatcher {
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         self.retraces.fetch_add(1, Ordering::Relaxed);
-        let fresh = trace(&self.binder.spec, values)?;
+        let fresh = trace(&self.spec, values)?;
         if !fresh.admits(values)? {
             return Err(Error::invalid(format!(
                 "internal error: a trace at {values:?} does not admit its own values"
@@ -519,7 +578,7 @@ impl Dispatcher {
     /// The cache as an artifact (e.g. to save the specializations retraced at run time).
     pub fn to_artifact(&self) -> Artifact {
         Artifact {
-            spec: self.binder.spec.clone(),
+            spec: self.spec.clone(),
             specializations: self.read().iter().map(|s| (**s).clone()).collect(),
             coverage: self.coverage.clone(),
         }

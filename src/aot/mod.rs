@@ -120,9 +120,12 @@ pub use cover::{
     compile_cover, compile_specializations, cover_domain, uncovered_region, CompileOptions,
     Coverage,
 };
+pub(crate) use dispatch::Binder;
 pub use dispatch::{empty_plan, DispatchStats, Dispatched, Dispatcher, Values};
 pub use exec::{random_inputs, verify, Execution};
 pub use memory::{estimate_run_memory, fmt_bytes, parse_bytes, MemoryEstimate};
+pub(crate) use program::ExprProgram;
+pub(crate) use retrace::{verify_stored, Mismatch, Pairs, Retrace};
 pub use spec::{
     is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, COVER_10_SYMBOLS_SPEC_JSON,
     SEED_SPEC_JSON,

@@ -34,6 +34,11 @@ enum Instr {
 /// Register file size kept on the stack; larger programs use a heap buffer.
 const STACK_REGS: usize = 32;
 
+thread_local! {
+    /// The register buffer of programs larger than [`STACK_REGS`] (reused across calls).
+    static HEAP_REGS: std::cell::Cell<Vec<i64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// A list of expressions compiled, for a fixed symbol order, into one straight-line program
 /// over registers (the symbol values first, then one register per step). Common
 /// subexpressions are computed once: every monomial is built from the largest monomial
@@ -270,19 +275,34 @@ impl ExprProgram {
             )));
         }
         let n = nsym + self.instrs.len();
-        let mut stack = self.init;
-        let mut heap = Vec::new();
-        let regs: &mut [i64] = if n <= STACK_REGS {
-            &mut stack[..n]
-        } else {
-            heap.resize(n, 0);
-            for (i, ins) in self.instrs.iter().enumerate() {
-                if let Instr::Const(k) = ins {
-                    heap[nsym + i] = *k;
-                }
+        if n <= STACK_REGS {
+            let mut stack = self.init;
+            return self.eval_in(values, &mut stack[..n], f);
+        }
+        // Larger programs (a whole multi-step program's values) run in a per-thread
+        // register buffer, taken out for the call so that a nested evaluation simply gets
+        // a fresh one: no allocation once the buffer has grown.
+        let mut heap = HEAP_REGS.with(std::cell::Cell::take);
+        heap.clear();
+        heap.resize(n, 0);
+        for (i, ins) in self.instrs.iter().enumerate() {
+            if let Instr::Const(k) = ins {
+                heap[nsym + i] = *k;
             }
-            &mut heap
-        };
+        }
+        let r = self.eval_in(values, &mut heap, f);
+        HEAP_REGS.with(|c| c.set(heap));
+        r
+    }
+
+    #[inline]
+    fn eval_in<R>(
+        &self,
+        values: &[i64],
+        regs: &mut [i64],
+        f: impl FnOnce(Evaluated<'_>) -> R,
+    ) -> Result<R> {
+        let nsym = self.symbols.len();
         regs[..nsym].copy_from_slice(values);
         if self.run(values, regs).is_none() {
             // Exact values into the output registers (shared registers hold identical
@@ -295,6 +315,16 @@ impl ExprProgram {
             regs,
             outs: &self.outs,
         }))
+    }
+
+    /// Number of expressions.
+    pub(crate) fn len(&self) -> usize {
+        self.outs.len()
+    }
+
+    /// Number of straight-line steps (shared subexpressions counted once).
+    pub(crate) fn steps(&self) -> usize {
+        self.instrs.len()
     }
 
     #[cold]

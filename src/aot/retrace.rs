@@ -32,7 +32,7 @@
 
 use super::spec::Spec;
 use super::specialization::Specialization;
-use super::trace::{trace_parts, Traced};
+use super::trace::trace_parts;
 use crate::error::{Error, Result};
 use crate::iter::Plan;
 use crate::sym::{decide_under_by_cases, Bindings, BoolExpr, Expr, Guard, Symbol};
@@ -51,37 +51,60 @@ fn reject(message: String) -> Error {
 
 /// Verifies `stored` (a specialization of an artifact of `spec`) against fresh traces.
 pub(super) fn verify(spec: &Spec, stored: &Specialization) -> Result<()> {
-    let facts: Vec<BoolExpr> = stored.guards.iter().map(|g| g.cond.clone()).collect();
+    verify_stored(
+        &SpecSubject(spec),
+        &stored.traced_at,
+        &stored.guards,
+        &stored.plan,
+    )
+}
+
+/// Verifies a stored specialization of `subject` (its trace point, guards and payload)
+/// against fresh traces: ONE verification for single-op specs and programs.
+pub(crate) fn verify_stored<S: Retrace>(
+    subject: &S,
+    traced_at: &[i64],
+    guards: &[Guard],
+    payload: &S::Payload,
+) -> Result<()> {
+    let facts: Vec<BoolExpr> = guards.iter().map(|g| g.cond.clone()).collect();
     let mut v = Verifier {
-        spec,
-        stored,
+        subject,
+        traced_at,
+        payload,
         traces: Vec::new(),
         budget: MAX_TRACES,
     };
     v.region(facts, None)
 }
 
-struct Verifier<'a> {
-    spec: &'a Spec,
-    stored: &'a Specialization,
+/// A trace made during verification.
+struct Traced<P> {
+    traced_at: Vec<i64>,
+    guards: Vec<Guard>,
+    payload: P,
+}
+
+struct Verifier<'a, S: Retrace> {
+    subject: &'a S,
+    traced_at: &'a [i64],
+    payload: &'a S::Payload,
     /// Traces made so far (point, trace), reused when a region contains their point.
-    traces: Vec<Rc<Traced>>,
+    traces: Vec<Rc<Traced<S::Payload>>>,
     budget: usize,
 }
 
-impl Verifier<'_> {
+impl<S: Retrace> Verifier<'_, S> {
     /// Verifies the region `facts`; `why` is the traced guard whose negation created it.
     fn region(&mut self, facts: Vec<BoolExpr>, why: Option<&Guard>) -> Result<()> {
+        let syms = self.subject.symbols();
         let refs: Vec<&BoolExpr> = facts.iter().collect();
         let Some(t) = self.trace_in(&refs, why)? else {
             return Ok(());
         };
-        let missing = t
-            .guards
-            .iter()
-            .find(|g| !implied(self.spec, &refs, &g.cond));
+        let missing = t.guards.iter().find(|g| !implied(syms, &refs, &g.cond));
         let Some(g) = missing.cloned() else {
-            return compare_plans(self.spec, &refs, &self.stored.plan, &t.plan, &t.traced_at)
+            return compare(self.subject, &refs, self.payload, &t.payload, &t.traced_at)
                 .map_err(|e| in_region(e, why));
         };
         // A stored disjunction the trace did not record: one region per disjunct.
@@ -102,7 +125,7 @@ impl Verifier<'_> {
                  a guard was weakened or removed",
                 g.cond,
                 g.reason,
-                fmt_point(self.spec, &t.traced_at)
+                fmt_point(syms, &t.traced_at)
             )));
         }
         let mut with = facts.clone();
@@ -116,21 +139,26 @@ impl Verifier<'_> {
     /// A trace at a point of the region: a previous one when its point lies there, else a
     /// new one at the stored trace point or a probe point.
     /// `None` when the region is provably empty (nothing to verify).
-    fn trace_in(&mut self, facts: &[&BoolExpr], why: Option<&Guard>) -> Result<Option<Rc<Traced>>> {
+    fn trace_in(
+        &mut self,
+        facts: &[&BoolExpr],
+        why: Option<&Guard>,
+    ) -> Result<Option<Rc<Traced<S::Payload>>>> {
+        let syms = self.subject.symbols();
         if let Some(t) = self
             .traces
             .iter()
-            .find(|t| holds(self.spec, facts, &t.traced_at))
+            .find(|t| holds(syms, facts, &t.traced_at))
         {
             return Ok(Some(Rc::clone(t)));
         }
-        let point = if holds(self.spec, facts, &self.stored.traced_at) {
-            Some(self.stored.traced_at.clone())
+        let point = if holds(syms, facts, self.traced_at) {
+            Some(self.traced_at.to_vec())
         } else {
-            find_point(self.spec, facts)
+            find_point(self.subject, facts)
         };
         let Some(point) = point else {
-            if provably_empty(self.spec, facts) {
+            if provably_empty(syms, facts) {
                 return Ok(None);
             }
             return Err(match why {
@@ -153,13 +181,17 @@ impl Verifier<'_> {
             )));
         }
         self.budget -= 1;
-        let t = trace_parts(self.spec, &point).map_err(|e| {
+        let (guards, payload) = self.subject.retrace(&point).map_err(|e| {
             reject(format!(
                 "re-tracing at {} failed: {e}",
-                fmt_point(self.spec, &point)
+                fmt_point(syms, &point)
             ))
         })?;
-        let t = Rc::new(t);
+        let t = Rc::new(Traced {
+            traced_at: point,
+            guards,
+            payload,
+        });
         self.traces.push(Rc::clone(&t));
         Ok(Some(t))
     }
@@ -180,7 +212,7 @@ fn push_flat(facts: &mut Vec<BoolExpr>, f: &BoolExpr) {
 
 /// `goal` follows from `facts` (sizes >= 0): structurally (the fast path: the trace's
 /// own simplified guard is stored as is), or proved.
-fn implied(spec: &Spec, facts: &[&BoolExpr], goal: &BoolExpr) -> bool {
+fn implied(spec: &[String], facts: &[&BoolExpr], goal: &BoolExpr) -> bool {
     if facts.contains(&goal)
         || goal
             .conjuncts()
@@ -192,14 +224,14 @@ fn implied(spec: &Spec, facts: &[&BoolExpr], goal: &BoolExpr) -> bool {
 }
 
 /// Some fact's negation follows from the others: no binding satisfies them all.
-fn provably_empty(spec: &Spec, facts: &[&BoolExpr]) -> bool {
+fn provably_empty(spec: &[String], facts: &[&BoolExpr]) -> bool {
     empty_by_cases(spec, facts, 3)
 }
 
 /// [`provably_empty`]: constants substituted (`c == 1` makes `b < c` read `b < 1`), a fact
 /// that becomes false, a fact whose negation the others imply, or a disjunction every
 /// branch of which is empty (at most `depth` nested splits).
-fn empty_by_cases(spec: &Spec, facts: &[&BoolExpr], depth: usize) -> bool {
+fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
     let facts = substitute_constants(facts);
     if facts.iter().any(|f| f.as_const() == Some(false)) {
         return true;
@@ -273,7 +305,7 @@ fn substitute_constants(facts: &[&BoolExpr]) -> Vec<BoolExpr> {
 /// Decides `goal` under `facts`: lower bounds from the facts, factors the bounds make
 /// positive cancelled everywhere (`c*h*n == 0` is `c*h == 0` under `n >= 1`), then
 /// [`decide_under_by_cases`].
-fn decide(spec: &Spec, facts: &[&BoolExpr], goal: &BoolExpr) -> Option<bool> {
+fn decide(spec: &[String], facts: &[&BoolExpr], goal: &BoolExpr) -> Option<bool> {
     let mins = mins(spec, facts);
     let positive = |s: &Symbol| mins.iter().any(|(m, k)| m == s && *k >= 1);
     let facts: Vec<BoolExpr> = facts
@@ -287,8 +319,8 @@ fn decide(spec: &Spec, facts: &[&BoolExpr], goal: &BoolExpr) -> Option<bool> {
 
 /// Lower bounds of the symbols: 0 (sizes), raised by facts `s >= k` and `s == k` (the
 /// decision procedure then knows e.g. `Max(n, 1) == n` under `n >= 1`).
-fn mins(spec: &Spec, facts: &[&BoolExpr]) -> Vec<(Symbol, i64)> {
-    let mut mins: Vec<(Symbol, i64)> = spec.symbols.iter().map(|n| (Symbol::new(n), 0)).collect();
+fn mins(spec: &[String], facts: &[&BoolExpr]) -> Vec<(Symbol, i64)> {
+    let mut mins: Vec<(Symbol, i64)> = spec.iter().map(|n| (Symbol::new(n), 0)).collect();
     let mut raise = |f: &BoolExpr| {
         let Some((rel, p)) = f.as_cmp() else { return };
         let Some(terms) = p.polynomial_terms() else {
@@ -343,40 +375,87 @@ fn in_region(e: Error, why: Option<&Guard>) -> Error {
     }
 }
 
-/// Structure equal, and every expression equal (structurally, or proved under `facts`).
-fn compare_plans(
-    spec: &Spec,
-    facts: &[&BoolExpr],
-    stored: &Plan<Expr>,
-    traced: &Plan<Expr>,
-    at: &[i64],
-) -> Result<()> {
-    let mismatch = |what: String, a: &dyn std::fmt::Display, b: &dyn std::fmt::Display| {
-        reject(format!(
-            "plan {what} is `{a}` but a trace at {} gives `{b}` (edited?)",
-            fmt_point(spec, at)
-        ))
-    };
-    let fmt_list = |v: &[usize]| format!("{v:?}");
+/// A traced result's structure compared, its expressions listed as
+/// `(what, stored, traced)` pairs for [`compare`] to prove equal.
+pub(crate) type Pairs<'a> = Vec<(String, &'a Expr, &'a Expr)>;
+
+/// A structural difference: `(what, stored, traced)`, printed.
+pub(crate) type Mismatch = (String, String, String);
+
+/// What the verifier re-traces: a single-op spec (its plan) or a program (its values).
+pub(crate) trait Retrace {
+    /// What a trace computes besides its guards.
+    type Payload;
+    /// The symbols, in value order.
+    fn symbols(&self) -> &[String];
+    /// The hints (seed of the probe grid).
+    fn hints(&self) -> &[i64];
+    /// Whether `point` describes real inputs (a trace and a concrete run are defined there).
+    fn valid_point(&self, point: &[i64]) -> bool;
+    /// A fresh trace at `point`: its (simplified) guards and its payload.
+    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Self::Payload)>;
+    /// Compares the structure of a stored and a traced payload, listing the expressions
+    /// that must be equal.
+    fn pairs<'a>(
+        &self,
+        stored: &'a Self::Payload,
+        traced: &'a Self::Payload,
+    ) -> std::result::Result<Pairs<'a>, Mismatch>;
+}
+
+struct SpecSubject<'a>(&'a Spec);
+
+impl Retrace for SpecSubject<'_> {
+    type Payload = Plan<Expr>;
+
+    fn symbols(&self) -> &[String] {
+        &self.0.symbols
+    }
+
+    fn hints(&self) -> &[i64] {
+        &self.0.hints
+    }
+
+    fn valid_point(&self, point: &[i64]) -> bool {
+        self.0.concrete_inputs(point).is_ok()
+    }
+
+    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Plan<Expr>)> {
+        let t = trace_parts(self.0, point)?;
+        Ok((t.guards, t.plan))
+    }
+
+    fn pairs<'a>(
+        &self,
+        stored: &'a Plan<Expr>,
+        traced: &'a Plan<Expr>,
+    ) -> std::result::Result<Pairs<'a>, Mismatch> {
+        plan_pairs(stored, traced)
+    }
+}
+
+/// [`Retrace::pairs`] of two plans.
+fn plan_pairs<'a>(
+    stored: &'a Plan<Expr>,
+    traced: &'a Plan<Expr>,
+) -> std::result::Result<Pairs<'a>, Mismatch> {
     if stored.perm != traced.perm {
-        return Err(mismatch(
-            "perm".into(),
-            &fmt_list(&stored.perm),
-            &fmt_list(&traced.perm),
+        return Err((
+            "plan perm".into(),
+            format!("{:?}", stored.perm),
+            format!("{:?}", traced.perm),
         ));
     }
     if stored.shape.len() != traced.shape.len() {
-        return Err(mismatch(
-            "rank".into(),
-            &stored.shape.len(),
-            &traced.shape.len(),
+        return Err((
+            "plan rank".into(),
+            stored.shape.len().to_string(),
+            traced.shape.len().to_string(),
         ));
     }
-    let equal =
-        |a: &Expr, b: &Expr| a == b || decide(spec, facts, &BoolExpr::eq(a, b)) == Some(true);
-    let mut pairs: Vec<(String, &Expr, &Expr)> = Vec::new();
+    let mut pairs: Pairs<'a> = Vec::new();
     for (d, (a, b)) in stored.shape.iter().zip(&traced.shape).enumerate() {
-        pairs.push((format!("shape[{d}]"), a, b));
+        pairs.push((format!("plan shape[{d}]"), a, b));
     }
     for (d, (a, b)) in stored
         .broadcast_shape
@@ -384,20 +463,20 @@ fn compare_plans(
         .zip(&traced.broadcast_shape)
         .enumerate()
     {
-        pairs.push((format!("broadcast_shape[{d}]"), a, b));
+        pairs.push((format!("plan broadcast_shape[{d}]"), a, b));
     }
     for (k, (a, b)) in stored.operands.iter().zip(&traced.operands).enumerate() {
         if a.byte_strides.len() != b.byte_strides.len() || a.element_size != b.element_size {
-            return Err(mismatch(
-                format!("operand {k} structure"),
-                &a.byte_strides.len(),
-                &b.byte_strides.len(),
+            return Err((
+                format!("plan operand {k} structure"),
+                a.byte_strides.len().to_string(),
+                b.byte_strides.len().to_string(),
             ));
         }
         for (d, (x, y)) in a.byte_strides.iter().zip(&b.byte_strides).enumerate() {
-            pairs.push((format!("operand {k} stride_bytes[{d}]"), x, y));
+            pairs.push((format!("plan operand {k} stride_bytes[{d}]"), x, y));
         }
-        pairs.push((format!("operand {k} offset"), &a.offset, &b.offset));
+        pairs.push((format!("plan operand {k} offset"), &a.offset, &b.offset));
     }
     for (o, (a, b)) in stored
         .output_strides
@@ -406,36 +485,57 @@ fn compare_plans(
         .enumerate()
     {
         for (d, (x, y)) in a.iter().zip(b).enumerate() {
-            pairs.push((format!("output_strides[{o}][{d}]"), x, y));
+            pairs.push((format!("plan output_strides[{o}][{d}]"), x, y));
         }
     }
+    Ok(pairs)
+}
+
+/// Structure equal, and every expression equal (structurally, or proved under `facts`).
+fn compare<S: Retrace>(
+    subject: &S,
+    facts: &[&BoolExpr],
+    stored: &S::Payload,
+    traced: &S::Payload,
+    at: &[i64],
+) -> Result<()> {
+    let syms = subject.symbols();
+    let mismatch = |(what, a, b): Mismatch| {
+        reject(format!(
+            "{what} is `{a}` but a trace at {} gives `{b}` (edited?)",
+            fmt_point(syms, at)
+        ))
+    };
+    let pairs = subject.pairs(stored, traced).map_err(mismatch)?;
+    let equal =
+        |a: &Expr, b: &Expr| a == b || decide(syms, facts, &BoolExpr::eq(a, b)) == Some(true);
     for (what, a, b) in pairs {
         if !equal(a, b) {
-            return Err(mismatch(what, a, b));
+            return Err(mismatch((what, a.to_string(), b.to_string())));
         }
     }
     Ok(())
 }
 
-fn bindings(spec: &Spec, point: &[i64]) -> Bindings {
+fn bindings(spec: &[String], point: &[i64]) -> Bindings {
     let mut b = Bindings::new();
-    for (n, &v) in spec.symbols.iter().zip(point) {
+    for (n, &v) in spec.iter().zip(point) {
         b.insert(n, v);
     }
     b
 }
 
 /// Every fact holds at `point` (an evaluation error counts as not holding).
-fn holds(spec: &Spec, facts: &[&BoolExpr], point: &[i64]) -> bool {
+fn holds(spec: &[String], facts: &[&BoolExpr], point: &[i64]) -> bool {
     let b = bindings(spec, point);
     facts.iter().all(|f| f.eval(&b).unwrap_or(false))
 }
 
 /// The first point of a probe grid (per symbol: its hint or a value >= 2, 1, a larger
-/// value, 0) where every fact holds and the spec's inputs are real tensors.
-fn find_point(spec: &Spec, facts: &[&BoolExpr]) -> Option<Vec<i64>> {
-    let values: Vec<[i64; 4]> = spec
-        .hints
+/// value, 0) where every fact holds and the subject's inputs are real tensors.
+fn find_point<S: Retrace>(subject: &S, facts: &[&BoolExpr]) -> Option<Vec<i64>> {
+    let values: Vec<[i64; 4]> = subject
+        .hints()
         .iter()
         .enumerate()
         .map(|(i, &h)| {
@@ -452,16 +552,15 @@ fn find_point(spec: &Spec, facts: &[&BoolExpr]) -> Option<Vec<i64>> {
             point[i] = vs[r % 4];
             r /= 4;
         }
-        if holds(spec, facts, &point) && spec.concrete_inputs(&point).is_ok() {
+        if holds(subject.symbols(), facts, &point) && subject.valid_point(&point) {
             return Some(point);
         }
     }
     None
 }
 
-fn fmt_point(spec: &Spec, point: &[i64]) -> String {
+fn fmt_point(spec: &[String], point: &[i64]) -> String {
     let parts: Vec<String> = spec
-        .symbols
         .iter()
         .zip(point)
         .map(|(n, v)| format!("{n}={v}"))

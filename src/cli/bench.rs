@@ -2,7 +2,9 @@
 //! repeated runs), as a table with bandwidth and ratio to a parallel copy of 64 MiB at the
 //! same thread count (measured in the same run), or as JSON; plus the
 //! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
-//! seed spec, no kernel), `compile_seed_spec` (one compile of that spec) and
+//! seed spec, no kernel), `compile_seed_spec` (one compile of that spec),
+//! `dispatch_cached_program` and `compile_program` (the same two for the 8-step demo
+//! program, every value's layout instantiated) and
 //! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed).
 
 use std::hint::black_box;
@@ -201,6 +203,33 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
             run: Box::new(|| {
                 for _ in 0..10 {
                     black_box(symstride::aot::compile_seed_spec()?);
+                }
+                Ok(())
+            }),
+        });
+    }
+    {
+        // Programs: one compile of the demo program (8 steps), and a cached dispatch of it
+        // (bind, guards, every value's layout instantiated into a reused Vec; no kernel).
+        let mut pd = symstride::program::ProgramDispatch::new()?;
+        v.push(Scenario {
+            name: "dispatch_cached_program",
+            bytes: 0.0,
+            inner: 20_000,
+            run: Box::new(move || {
+                for _ in 0..20_000 {
+                    black_box(pd.run()?);
+                }
+                Ok(())
+            }),
+        });
+        v.push(Scenario {
+            name: "compile_program",
+            bytes: 0.0,
+            inner: 10,
+            run: Box::new(|| {
+                for _ in 0..10 {
+                    black_box(symstride::program::compile_demo_program()?);
                 }
                 Ok(())
             }),

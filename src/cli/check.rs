@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use symstride::aot::Artifact;
+use symstride::program::AnyArtifact;
 use symstride::{Error, Result};
 
 /// Arguments of `symstride check`.
@@ -99,9 +100,19 @@ pub fn answer(a: &Artifact, pairs: &[(String, i64)]) -> Result<Value> {
     }))
 }
 
+/// The JSON answer for one binding of an artifact of either kind (a program's lists its
+/// outputs: `{"pass", "specialization", "failed_guard", "outputs": {name: {"sizes",
+/// "strides", "dtype"}}}`).
+fn answer_any(a: &AnyArtifact, pairs: &[(String, i64)]) -> Result<Value> {
+    match a {
+        AnyArtifact::Op(a) => answer(a, pairs),
+        AnyArtifact::Program(a) => super::program::check_answer(a, pairs),
+    }
+}
+
 /// Runs the subcommand.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let a = Artifact::load(&args.plan)?;
+    let a = AnyArtifact::load(&args.plan)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let io_err = |e: std::io::Error| Error::Io {
@@ -110,7 +121,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let mut bad = 0usize;
     if let Some(b) = &args.bind {
-        let v = answer(&a, &parse_bind(b)?)?;
+        let v = answer_any(&a, &parse_bind(b)?)?;
         writeln!(out, "{v}").map_err(io_err)?;
     } else if let Some(path) = &args.bindings {
         let file = std::fs::File::open(path).map_err(|e| Error::Io {
@@ -128,7 +139,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             if line.as_ref().is_ok_and(|l| l.trim().is_empty()) {
                 continue;
             }
-            match line.and_then(|l| parse_line(l).and_then(|p| answer(&a, &p))) {
+            match line.and_then(|l| parse_line(l).and_then(|p| answer_any(&a, &p))) {
                 Ok(v) => writeln!(out, "{v}").map_err(io_err)?,
                 Err(e) => {
                     bad += 1;

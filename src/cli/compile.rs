@@ -7,7 +7,8 @@ use symstride::{Error, Result};
 /// Arguments of `symstride compile`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The spec file: one spec object, or an array of specs (then pick one with --name).
+    /// The spec file: one spec or program object, or an array of them (then pick one with
+    /// --name). A program (an object with `steps`) compiles to a version-2 artifact.
     pub spec: std::path::PathBuf,
     /// The spec to compile from a file holding an array of specs (matched on `name`).
     #[arg(long)]
@@ -86,6 +87,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         path: args.spec.display().to_string(),
         message: e.to_string(),
     })?;
+    if let Some(v) = super::program::program_value(&text, args.name.as_deref()) {
+        return super::program::compile(&v, &args.output, args.cover);
+    }
     let spec = pick_spec(&text, args.name.as_deref(), &args.spec).map_err(|e| match e {
         Error::Parse { what, message } => Error::Parse {
             what: format!("{what} {}", args.spec.display()),

@@ -14,6 +14,10 @@ pub struct Args {
     /// Number of threads for the kernels (0 or absent: all cores; at most 4 per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Run the single-op demo (the seed spec's add through the vectorized kernels) instead
+    /// of the program demo.
+    #[arg(long)]
+    pub single_op: bool,
 }
 
 /// The shapes the demo runs (c, h, w) and what they show.
@@ -31,6 +35,9 @@ const SHAPES: [([i64; 3], &str); 8] = [
 /// Runs the subcommand.
 pub fn run(args: Args) -> Result<ExitCode> {
     let threads = resolve_threads(args.threads);
+    if !args.single_op {
+        return with_threads(threads, super::program::demo)?.map(|()| ExitCode::SUCCESS);
+    }
     with_threads(threads, || demo(threads))?
 }
 

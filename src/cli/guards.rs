@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 use symstride::aot::Artifact;
+use symstride::program::AnyArtifact;
 use symstride::Result;
 
 /// Arguments of `symstride guards`.
@@ -13,8 +14,10 @@ pub struct Args {
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let a = Artifact::load(&args.plan)?;
-    print!("{}", describe(&a));
+    match AnyArtifact::load(&args.plan)? {
+        AnyArtifact::Op(a) => print!("{}", describe(&a)),
+        AnyArtifact::Program(a) => print!("{}", super::program::describe(&a)),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,4 +6,5 @@ pub mod compile;
 pub mod conformance;
 pub mod demo;
 pub mod guards;
+pub mod program;
 pub mod run;

@@ -5,10 +5,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use symstride::aot::{
-    empty_plan, estimate_run_memory, fmt_bytes, parse_bytes, random_inputs, verify, Artifact,
-    Dispatched, Dispatcher, Execution,
+    empty_plan, estimate_run_memory, fmt_bytes, parse_bytes, random_inputs, verify, Dispatched,
+    Dispatcher, Execution,
 };
 use symstride::kernel::ExecConfig;
+use symstride::program::AnyArtifact;
 use symstride::tensor::Tensor;
 use symstride::{Error, Result};
 
@@ -35,6 +36,25 @@ pub struct Args {
     /// Skip the naive reference check (saves its memory and time on large runs).
     #[arg(long)]
     pub no_verify: bool,
+    /// Programs: print the outputs (layout and values in row-major order) as one JSON
+    /// object, comparable with PyTorch's.
+    #[arg(long)]
+    pub values: bool,
+}
+
+/// The allocation limit of a run: `--max-memory`, else half of the available memory, else
+/// a fixed fallback; with where it comes from.
+fn memory_limit(max_memory: &Option<String>) -> Result<(u64, String)> {
+    Ok(match max_memory {
+        Some(t) => (parse_bytes(t)?, "--max-memory".to_string()),
+        None => match default_max_memory() {
+            Some(b) => (b, "half of MemAvailable; see --max-memory".to_string()),
+            None => (
+                FALLBACK_MAX_MEMORY,
+                "default without /proc/meminfo; see --max-memory".to_string(),
+            ),
+        },
+    })
 }
 
 /// Fallback memory limit when /proc/meminfo cannot be read.
@@ -231,8 +251,24 @@ pub fn describe_dispatch(d: &Dispatcher, values: &[i64], r: Dispatched) -> Strin
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let a = Artifact::load(&args.plan)?;
     let pairs = super::check::parse_bind(&args.bind)?;
+    let a = match AnyArtifact::load(&args.plan)? {
+        AnyArtifact::Op(a) => a,
+        AnyArtifact::Program(a) => {
+            let options = super::program::RunOptions {
+                pairs,
+                values: args.values,
+                no_verify: args.no_verify,
+                limit: memory_limit(&args.max_memory)?,
+            };
+            return super::program::run(a, &options);
+        }
+    };
+    if args.values {
+        return Err(Error::invalid(
+            "--values prints a program's outputs; this is a single-op artifact",
+        ));
+    }
     let values = a
         .spec
         .values_from_map(pairs.iter().map(|(k, v)| (k.as_str(), *v)))?;
@@ -247,16 +283,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // Refuse before allocating: inputs, output and the reference's copies.
     let estimate = estimate_run_memory(&a.spec, &values)?;
     let needed = estimate.total(!args.no_verify);
-    let (limit, source) = match &args.max_memory {
-        Some(t) => (parse_bytes(t)?, "--max-memory".to_string()),
-        None => match default_max_memory() {
-            Some(b) => (b, "half of MemAvailable; see --max-memory".to_string()),
-            None => (
-                FALLBACK_MAX_MEMORY,
-                "default without /proc/meminfo; see --max-memory".to_string(),
-            ),
-        },
-    };
+    let (limit, source) = memory_limit(&args.max_memory)?;
     if needed > limit {
         let hint = if args.no_verify {
             String::new()

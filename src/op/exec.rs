@@ -243,6 +243,46 @@ pub fn call(op: Op, inputs: &[Input], output: Output<'_>, cfg: &ExecConfig) -> R
     Ok(out)
 }
 
+/// Runs `op(inputs)` as a new result would be planned (`Dest::New`, so ops without an
+/// `out=` form qualify) but writes it into `out`, a dense tensor at offset 0 laid out
+/// exactly as planned (checked) over storage the caller owns (program execution reuses
+/// dead buffers this way).
+pub(crate) fn call_into(op: Op, inputs: &[Input], out: &AnyTensor, cfg: &ExecConfig) -> Result<()> {
+    let args: Vec<Arg<i64>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, a)| match a {
+            Input::Tensor(t) => Arg::Tensor(t.spec(k as u64)),
+            Input::Scalar(s) => Arg::Scalar(*s),
+        })
+        .collect();
+    let p = plan_op(op, &args, &Dest::New)?;
+    if out.sizes() != p.out_sizes()
+        || out.strides() != p.out_strides()
+        || out.dtype() != p.out_dtype
+        || out.storage_offset() != 0
+    {
+        return Err(Error::invalid(format!(
+            "{op}: the given output ({:?}, {:?}, offset {}, {}) is not the planned one ({:?}, {:?}, {})",
+            out.sizes(),
+            out.strides(),
+            out.storage_offset(),
+            out.dtype(),
+            p.out_sizes(),
+            p.out_strides(),
+            p.out_dtype
+        )));
+    }
+    let xs = materialize(inputs, &p.inputs, &p.converted, cfg)?;
+    let kernel_dtype = kernels::kernel_out_dtype(op, p.compute_dtype);
+    if out.dtype() != kernel_dtype {
+        let tmp = AnyTensor::uninit(kernel_dtype, p.out_sizes(), p.out_strides())?;
+        kernels::run(op, p.compute_dtype, &p.plan, &tmp, &xs, cfg)?;
+        return out.copy_from(&tmp, cfg);
+    }
+    kernels::run(op, p.compute_dtype, &p.plan, out, &xs, cfg)
+}
+
 /// Runs `op`'s kernel over a float32 plan on bare storages (the ahead-of-time layer's
 /// specializations; `op` must compute and write float32, see `aot::is_spec_op`). The plan
 /// addresses the storages by its own offsets and strides; it is validated against them.

@@ -1,13 +1,19 @@
 //! Answers to golden `"kind": "program"` lines and their comparison with PyTorch's.
 //!
+//! Values are computed through the kernels ([`super::run_program`]); the per-element
+//! reference executor ([`super::execute`]) is the oracle the tests compare that with.
+//!
 //! The answer is `{"outputs": {name: {"sizes", "strides", "dtype", "offset", "values"}}}`
 //! (values in row-major logical order, `null` above 4096 elements, non-finite floats as the
 //! strings `"nan"`, `"inf"`, `"-inf"`) or `{"error": CATEGORY, "message": ...}`. Layouts
 //! compare exactly, float values with PyTorch's relative and absolute tolerance of 1e-5.
 
-use super::exec::execute;
+use super::exec::MAX_ELEMENTS;
+use super::run::{fill_inputs, run_program, tensor_values};
 use super::spec::Program;
-use super::trace::trace;
+use super::trace::{concrete, trace, Value as Layout};
+use crate::kernel::ExecConfig;
+use crate::op::AnyTensor;
 use crate::sym::Bindings;
 use crate::tensor::Scalar;
 use crate::{Error, Result};
@@ -45,12 +51,30 @@ fn is_answer(e: &Error) -> bool {
     )
 }
 
+/// The concrete layouts at `b` and the outputs computed through the kernels
+/// ([`run_program`]) on inputs made by the fill formula. Storages are limited to
+/// [`MAX_ELEMENTS`] elements, as in the reference executor.
+fn run(p: &Program, b: &Bindings) -> Result<(Vec<Layout<i64>>, Vec<AnyTensor>)> {
+    let layouts = concrete(p, b)?;
+    if let Some(l) = layouts.iter().find(|l| l.storage_numel > MAX_ELEMENTS) {
+        return Err(Error::Limit {
+            message: format!(
+                "a storage of {} elements exceeds the executor's limit of {MAX_ELEMENTS}",
+                l.storage_numel
+            ),
+        });
+    }
+    let inputs = fill_inputs(p, &layouts)?;
+    let outs = run_program(p, &layouts, inputs, &ExecConfig::default())?;
+    Ok((layouts, outs))
+}
+
 /// Answers a program line: executes `p` at `b`. With `symbolic`, the layouts reported are
 /// the symbolic trace (at `b` as hints) instantiated at `b`, and they must equal the
 /// concrete ones. `Err` only for engine failures (not a golden category).
 pub fn answer(p: &Program, b: &Bindings, symbolic: bool) -> Result<Map<String, Value>> {
     let mut got = Map::new();
-    let ex = match execute(p, b) {
+    let ex = match run(p, b) {
         Ok(ex) => ex,
         Err(e) if is_answer(&e) => {
             if symbolic {
@@ -78,21 +102,21 @@ pub fn answer(p: &Program, b: &Bindings, symbolic: bool) -> Result<Map<String, V
             return Err(Error::invalid("the trace's guards reject its own hints"));
         }
         let l = t.instantiate(b)?;
-        if l != ex.layouts {
+        if l != ex.0 {
             return Err(Error::invalid(
                 "symbolic layouts at the binding differ from the concrete trace",
             ));
         }
         l
     } else {
-        ex.layouts.clone()
+        ex.0.clone()
     };
     let mut outs = Map::new();
-    for &o in &p.outputs {
+    for (&o, t) in p.outputs.iter().zip(&ex.1) {
         let l = &layouts[o];
         let numel: i64 = l.sizes.iter().product();
         let values = if numel as usize <= MAX_VALUES {
-            Value::Array(ex.values(o)?.into_iter().map(scalar_json).collect())
+            Value::Array(tensor_values(t)?.into_iter().map(scalar_json).collect())
         } else {
             Value::Null
         };

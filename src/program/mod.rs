@@ -14,7 +14,10 @@
 //! as the trace says. Elements are computed with the op table's and the reduction table's
 //! per-element references (the oracles the vectorized kernels are tested against), in the
 //! computation dtype the op planning chose, so the values are PyTorch's up to the golden
-//! tolerances.
+//! tolerances. That executor is the oracle; [`run_program`] is the real path: the same
+//! layouts, every op, reduction and copy through the vectorized kernels, dead intermediate
+//! buffers reused (the liveness rule is in `run.rs`). Golden `program` lines are answered
+//! through [`run_program`], and tests compare it with [`execute`].
 //!
 //! # Against PyTorch
 //!
@@ -43,12 +46,20 @@
 //! |---|---|
 //! | `spec.rs` | [`Program`]: parsing and static validation (names, arities, keywords from the op, reduction and view tables) |
 //! | `trace.rs` | [`run_steps`] over `Int`, [`concrete`], the symbolic [`trace`] and its instantiation |
-//! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data |
+//! | `specialize.rs` | [`ProgramSpecialization`]: a trace's guards compiled and every step's value in one straight-line program |
+//! | `dispatch.rs` | [`ProgramDispatcher`]: bind (the single-op binder), first admitting specialization, instantiate every value; re-trace on a miss |
+//! | `artifact.rs` | [`ProgramArtifact`] (format version 2), verified on load by re-tracing; [`AnyArtifact`] reads version 1 or 2 |
+//! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data (the per-element reference) |
+//! | `run.rs` | [`run_program`]: every step through the vectorized kernels, views aliasing, dead buffers reused |
 //! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
 
+mod artifact;
+mod dispatch;
 mod exec;
 pub mod golden;
+mod run;
 mod spec;
+mod specialize;
 mod trace;
 
 /// The program of the golden README (`x.view(b, s, 4, 16).transpose(1, 2) + bias`, then a
@@ -64,6 +75,13 @@ const HEADS: &str = r#"{"name": "heads_bias_sum",
            {"let": "z",  "op": "sum",       "args": ["y", [-1]], "keepdim": true}],
  "outputs": ["z", "qt"]}"#;
 
+pub use artifact::{AnyArtifact, ProgramArtifact, ProgramCheck, PROGRAM_FORMAT_VERSION};
+pub use dispatch::{
+    compile_demo_program, input_layouts, ProgramDispatch, ProgramDispatcher, ProgramValues,
+    DEMO_PROGRAM_JSON,
+};
 pub use exec::{execute, fill_value, Data, Executed};
+pub use run::{fill_inputs, run_program, run_program_stats, tensor_values, RunStats};
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
+pub use specialize::{specialize, ProgramSpecialization};
 pub use trace::{concrete, run_steps, trace, ProgramTrace, Value};

@@ -107,6 +107,8 @@ pub struct Program {
     pub outputs: Vec<usize>,
     /// Value names, inputs then steps.
     pub names: Vec<String>,
+    /// The JSON the program was parsed from (what an artifact stores).
+    pub source: Value,
 }
 
 fn err(message: impl Into<String>) -> Error {
@@ -256,6 +258,7 @@ impl Program {
             steps,
             outputs,
             names,
+            source: v.clone(),
         })
     }
 

@@ -1,0 +1,640 @@
+//! Program artifacts (format version 2): a program and its specializations, as JSON,
+//! trusted for nothing on load.
+//!
+//! # Why re-trace on load
+//! An artifact is a file anyone can edit: weaken a guard, delete one, drop a
+//! specialization, or rewrite a layout expression so that it still agrees at the trace
+//! point. Dispatch would then admit bindings the real guards reject and instantiate a wrong
+//! layout. So loading checks, per specialization: the guards hold at `traced_at` and the
+//! values equal a concrete run there (cheap, catches most edits), then re-traces the program
+//! at `traced_at` (and in every region the stored guards admit beyond the trace's own, see
+//! the single-op loader's `retrace.rs`, which is the ONE verification for both kinds): the
+//! stored guards must imply the traced guards and every stored value expression must equal
+//! the traced one as an expression. Finally some specialization must admit the program's
+//! hints (every compile traces there first), which catches a dropped specialization.
+//!
+//! The JSON keeps the guards where tools look for them: `specializations[i].guards[j].cond`
+//! and `.reason`, and `specializations[i].traced_at`. Version 1 files are single-op
+//! artifacts ([`crate::aot::Artifact`]); [`AnyArtifact::from_json`] reads either.
+
+use super::dispatch::input_layouts;
+use super::spec::Program;
+use super::specialize::{bindings_of, specialize, ProgramSpecialization};
+use super::trace::{concrete, trace, Value};
+use crate::aot::{verify_stored, Artifact, Coverage, Mismatch, Pairs, Retrace, ARTIFACT_FORMAT};
+use crate::sym::{BoolExpr, Expr, Guard};
+use crate::{DType, Error, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The format version of program artifacts.
+pub const PROGRAM_FORMAT_VERSION: u32 = 2;
+
+/// A compiled program: what `symstride compile` writes for a program spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramArtifact {
+    /// The program.
+    pub program: Program,
+    /// Specializations, tried in order by dispatch.
+    pub specializations: Vec<ProgramSpecialization>,
+    /// With `--cover`: what the cover established (`"complete"`, `"domain"`, `"uncovered"`
+    /// in the JSON). Dispatch never relies on it: a binding no specialization admits is
+    /// re-traced.
+    pub coverage: Option<Coverage>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArtifact {
+    format: String,
+    version: u32,
+    program: Json,
+    symbols: Vec<String>,
+    specializations: Vec<RawSpecialization>,
+    #[serde(default)]
+    complete: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    domain: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    uncovered: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpecialization {
+    traced_at: BTreeMap<String, i64>,
+    guards: Vec<RawGuard>,
+    /// Every value (inputs, then steps); empty for an error specialization.
+    #[serde(default)]
+    values: Vec<RawValue>,
+    /// The error every admitted binding fails with (an error specialization).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<RawError>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGuard {
+    cond: String,
+    reason: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawValue {
+    name: String,
+    sizes: Vec<String>,
+    strides: Vec<String>,
+    offset: String,
+    storage_numel: String,
+    dtype: String,
+    /// The value whose storage this one lives in (by name).
+    storage: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawError {
+    category: String,
+    message: String,
+}
+
+fn art(message: impl Into<String>) -> Error {
+    Error::Artifact {
+        message: message.into(),
+    }
+}
+
+fn strings(v: &[Expr]) -> Vec<String> {
+    v.iter().map(|e| e.to_string()).collect()
+}
+
+/// The verifier's view of a program.
+struct ProgramSubject<'a>(&'a Program);
+
+type Values = std::result::Result<Vec<Value<Expr>>, Error>;
+
+impl Retrace for ProgramSubject<'_> {
+    type Payload = Values;
+
+    fn symbols(&self) -> &[String] {
+        &self.0.symbols
+    }
+
+    fn hints(&self) -> &[i64] {
+        &self.0.hints
+    }
+
+    fn valid_point(&self, point: &[i64]) -> bool {
+        input_layouts(self.0, point).is_ok()
+    }
+
+    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Values)> {
+        let t = trace(self.0, &bindings_of(&self.0.symbols, point))?;
+        Ok((t.guards.guards, t.values))
+    }
+
+    fn pairs<'a>(
+        &self,
+        stored: &'a Values,
+        traced: &'a Values,
+    ) -> std::result::Result<Pairs<'a>, Mismatch> {
+        let cat = |v: &Values| match v {
+            Ok(_) => "values".to_string(),
+            Err(e) => format!("a {} error", e.category()),
+        };
+        let (s, t) = match (stored, traced) {
+            (Ok(s), Ok(t)) => (s, t),
+            (Err(a), Err(b)) if a.category() == b.category() => return Ok(Vec::new()),
+            _ => return Err(("the result".into(), cat(stored), cat(traced))),
+        };
+        if s.len() != t.len() {
+            return Err((
+                "the number of values".into(),
+                s.len().to_string(),
+                t.len().to_string(),
+            ));
+        }
+        let mut pairs: Pairs<'a> = Vec::new();
+        for (k, (a, b)) in s.iter().zip(t).enumerate() {
+            let name = &self.0.names[k];
+            if a.sizes.len() != b.sizes.len() || a.strides.len() != b.strides.len() {
+                return Err((
+                    format!("value `{name}` rank"),
+                    a.sizes.len().to_string(),
+                    b.sizes.len().to_string(),
+                ));
+            }
+            if a.dtype != b.dtype {
+                return Err((
+                    format!("value `{name}` dtype"),
+                    a.dtype.name().into(),
+                    b.dtype.name().into(),
+                ));
+            }
+            if a.storage != b.storage {
+                return Err((
+                    format!("value `{name}` storage"),
+                    self.0.names[a.storage].clone(),
+                    self.0.names[b.storage].clone(),
+                ));
+            }
+            for (d, (x, y)) in a.sizes.iter().zip(&b.sizes).enumerate() {
+                pairs.push((format!("value `{name}` sizes[{d}]"), x, y));
+            }
+            for (d, (x, y)) in a.strides.iter().zip(&b.strides).enumerate() {
+                pairs.push((format!("value `{name}` strides[{d}]"), x, y));
+            }
+            pairs.push((format!("value `{name}` offset"), &a.offset, &b.offset));
+            pairs.push((
+                format!("value `{name}` storage_numel"),
+                &a.storage_numel,
+                &b.storage_numel,
+            ));
+        }
+        Ok(pairs)
+    }
+}
+
+/// What [`ProgramArtifact::check`] found for one binding.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramCheck {
+    /// The first specialization whose guards all hold.
+    pub specialization: Option<usize>,
+    /// When none passes: the closest specialization (fewest failing guards) and the index
+    /// of its first failing guard.
+    pub failed_guard: Option<(usize, usize)>,
+    /// Every value's layout, when the admitting specialization computes them.
+    pub values: Option<Vec<Value<i64>>>,
+    /// When the admitting specialization is an error specialization: the error category
+    /// the program fails with at this binding.
+    pub error: Option<String>,
+}
+
+impl ProgramArtifact {
+    /// Compiles `p`: one trace at its hints.
+    pub fn compile(p: &Program) -> Result<ProgramArtifact> {
+        if p.hints.len() != p.symbols.len() {
+            return Err(Error::invalid(format!(
+                "program `{}` has no hints to trace at (symbols: {})",
+                p.name,
+                p.symbols.join(", ")
+            )));
+        }
+        Ok(ProgramArtifact {
+            program: p.clone(),
+            specializations: vec![specialize(p, &p.hints)?],
+            coverage: None,
+        })
+    }
+
+    /// The artifact as pretty JSON.
+    pub fn to_json(&self) -> String {
+        let p = &self.program;
+        let raw = RawArtifact {
+            format: ARTIFACT_FORMAT.to_string(),
+            version: PROGRAM_FORMAT_VERSION,
+            program: p.source.clone(),
+            symbols: p.symbols.clone(),
+            specializations: self
+                .specializations
+                .iter()
+                .map(|s| RawSpecialization {
+                    traced_at: p
+                        .symbols
+                        .iter()
+                        .cloned()
+                        .zip(s.traced_at.iter().copied())
+                        .collect(),
+                    guards: s
+                        .guards
+                        .iter()
+                        .map(|g| RawGuard {
+                            cond: g.cond.to_string(),
+                            reason: g.reason.clone(),
+                        })
+                        .collect(),
+                    values: s.values.as_ref().map_or(Vec::new(), |vs| {
+                        vs.iter()
+                            .enumerate()
+                            .map(|(k, v)| RawValue {
+                                name: p.names[k].clone(),
+                                sizes: strings(&v.sizes),
+                                strides: strings(&v.strides),
+                                offset: v.offset.to_string(),
+                                storage_numel: v.storage_numel.to_string(),
+                                dtype: v.dtype.name().to_string(),
+                                storage: p.names[v.storage].clone(),
+                            })
+                            .collect()
+                    }),
+                    error: s.error().map(|e| RawError {
+                        category: e.category().to_string(),
+                        message: e.to_string(),
+                    }),
+                })
+                .collect(),
+            complete: self.coverage.as_ref().is_some_and(|c| c.complete),
+            domain: self.coverage.as_ref().map_or(Vec::new(), |c| {
+                c.domain.iter().map(|b| b.to_string()).collect()
+            }),
+            uncovered: self.coverage.as_ref().map_or(Vec::new(), |c| {
+                c.uncovered.iter().map(|b| b.to_string()).collect()
+            }),
+        };
+        serde_json::to_string_pretty(&raw).unwrap_or_default()
+    }
+
+    /// Parses and verifies a version-2 artifact (see the [module docs](self)): format and
+    /// version, the program, every expression, each specialization at its trace point and
+    /// against fresh traces, and that some specialization admits the hints. Errors name
+    /// the specialization, and the guard or value that failed.
+    pub fn from_json(text: &str) -> Result<ProgramArtifact> {
+        let v: Json = serde_json::from_str(text).map_err(|e| art(format!("not JSON: {e}")))?;
+        check_header(&v, PROGRAM_FORMAT_VERSION)?;
+        let raw: RawArtifact = serde_json::from_value(v).map_err(|e| art(e.to_string()))?;
+        let p = Program::from_value(&raw.program).map_err(|e| art(format!("program: {e}")))?;
+        if raw.symbols != p.symbols {
+            return Err(art(format!(
+                "symbols {:?} do not match the program's {:?}",
+                raw.symbols, p.symbols
+            )));
+        }
+        if raw.specializations.is_empty() {
+            return Err(art("no specializations"));
+        }
+        use rayon::prelude::*;
+        let loaded: Vec<Result<ProgramSpecialization>> = raw
+            .specializations
+            .into_par_iter()
+            .enumerate()
+            .map(|(k, s)| {
+                load_specialization(&p, s).map_err(|e| match e {
+                    Error::Artifact { message } => art(format!("specialization {k}: {message}")),
+                    e => art(format!("specialization {k}: {e}")),
+                })
+            })
+            .collect();
+        let specializations = loaded.into_iter().collect::<Result<Vec<_>>>()?;
+        let coverage = load_coverage(&p, raw.complete, &raw.domain, &raw.uncovered)?;
+        if p.hints.len() == p.symbols.len() {
+            let mut admitted = false;
+            for s in &specializations {
+                admitted |= s.admits(&p.hints)?;
+            }
+            if !admitted {
+                return Err(art(
+                    "no specialization admits the program's hints, where every compile traces \
+                     first: a specialization was removed",
+                ));
+            }
+        }
+        Ok(ProgramArtifact {
+            program: p,
+            specializations,
+            coverage,
+        })
+    }
+
+    /// Writes the artifact to `path`.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        std::fs::write(path, self.to_json() + "\n").map_err(|e| Error::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Evaluates the specializations' guards at `values` (program symbol order).
+    pub fn check(&self, values: &[i64]) -> Result<ProgramCheck> {
+        for (k, s) in self.specializations.iter().enumerate() {
+            if s.admits(values)? {
+                return Ok(ProgramCheck {
+                    specialization: Some(k),
+                    failed_guard: None,
+                    values: s
+                        .values
+                        .is_ok()
+                        .then(|| s.instantiate(values))
+                        .transpose()?,
+                    error: s.error().map(|e| e.category().to_string()),
+                });
+            }
+        }
+        // The closest: fewest failing guards (exact evaluation; a guard that cannot be
+        // evaluated fails).
+        let b = bindings_of(&self.program.symbols, values);
+        let mut best: Option<(usize, usize, usize)> = None;
+        for (k, s) in self.specializations.iter().enumerate() {
+            let failing: Vec<usize> = s
+                .guards
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| !g.cond.eval(&b).unwrap_or(false))
+                .map(|(i, _)| i)
+                .collect();
+            if let Some(&i) = failing.first() {
+                if best.is_none_or(|(n, _, _)| failing.len() < n) {
+                    best = Some((failing.len(), k, i));
+                }
+            }
+        }
+        Ok(ProgramCheck {
+            specialization: None,
+            failed_guard: best.map(|(_, k, i)| (k, i)),
+            values: None,
+            error: None,
+        })
+    }
+}
+
+/// `format` and `version` of an artifact's JSON.
+fn check_header(v: &Json, want: u32) -> Result<()> {
+    let format = v.get("format").and_then(Json::as_str);
+    if format != Some(ARTIFACT_FORMAT) {
+        return Err(art(format!(
+            "`format` is {}, expected \"{ARTIFACT_FORMAT}\"",
+            v.get("format")
+                .map_or("missing".to_string(), |f| f.to_string())
+        )));
+    }
+    match v.get("version").and_then(Json::as_u64) {
+        Some(n) if n == u64::from(want) => Ok(()),
+        Some(1) => Err(art(
+            "format version 1 is a single-op artifact (a spec, not a program)",
+        )),
+        Some(n) => Err(art(format!(
+            "format version {n}; program artifacts are version {want} (recompile the program)"
+        ))),
+        None => Err(art("missing or invalid `version`")),
+    }
+}
+
+fn parse_exprs(p: &Program, what: &str, v: &[String]) -> Result<Vec<Expr>> {
+    v.iter()
+        .enumerate()
+        .map(|(i, s)| parse_expr(p, &format!("{what}[{i}]"), s))
+        .collect()
+}
+
+fn parse_expr(p: &Program, what: &str, s: &str) -> Result<Expr> {
+    let e = Expr::parse(s).map_err(|e| art(format!("{what}: {e}")))?;
+    if let Some(x) = e
+        .symbols()
+        .into_iter()
+        .find(|x| !p.symbols.contains(&x.to_string()))
+    {
+        return Err(art(format!("{what}: unknown symbol `{x}`")));
+    }
+    Ok(e)
+}
+
+fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpecialization> {
+    let mut traced_at = Vec::with_capacity(p.symbols.len());
+    for name in &p.symbols {
+        let v = *s
+            .traced_at
+            .get(name)
+            .ok_or_else(|| art(format!("traced_at has no value for `{name}`")))?;
+        if v < 0 {
+            return Err(art(format!("traced_at: `{name}` = {v} is negative")));
+        }
+        traced_at.push(v);
+    }
+    if s.traced_at.len() != p.symbols.len() {
+        return Err(art("traced_at names symbols the program does not have"));
+    }
+    let guards = s
+        .guards
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            Ok(Guard {
+                cond: BoolExpr::parse(&g.cond).map_err(|e| art(format!("guard {i}: {e}")))?,
+                reason: g.reason.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let concrete_at = concrete(p, &bindings_of(&p.symbols, &traced_at));
+    let values: Values = match (&s.error, s.values.is_empty()) {
+        (Some(e), true) => match &concrete_at {
+            Err(c) if c.category() == e.category => Err(c.clone()),
+            Err(c) => {
+                return Err(art(format!(
+                    "a {} error specialization, but the program at the values it was traced \
+                     at fails with: {c}",
+                    e.category
+                )))
+            }
+            Ok(_) => {
+                return Err(art(format!(
+                    "a {} error specialization, but the program runs at the values it was \
+                     traced at",
+                    e.category
+                )))
+            }
+        },
+        (Some(_), false) => return Err(art("an error specialization has no values")),
+        (None, _) => Ok(load_values(p, &s.values)?),
+    };
+    let spec = ProgramSpecialization::new(p, traced_at.clone(), guards, values)
+        .map_err(|e| art(e.to_string()))?;
+    if let Some(g) = spec.first_failing_guard(&traced_at)? {
+        return Err(art(format!(
+            "guard {g} (`{}`) does not hold at the values it was traced at",
+            spec.guards[g].cond
+        )));
+    }
+    if let Ok(c) = &concrete_at {
+        if spec.values.is_ok() && &spec.instantiate(&traced_at)? != c {
+            return Err(art(
+                "the values do not match a concrete run at the values they were traced at \
+                 (edited?)",
+            ));
+        }
+    } else if spec.values.is_ok() {
+        return Err(art(
+            "values are stored, but the program fails at the values they were traced at",
+        ));
+    }
+    verify_stored(&ProgramSubject(p), &traced_at, &spec.guards, &spec.values)?;
+    Ok(spec)
+}
+
+fn load_values(p: &Program, raw: &[RawValue]) -> Result<Vec<Value<Expr>>> {
+    let n = p.names.len();
+    if raw.len() != n {
+        return Err(art(format!(
+            "{} values, the program has {n} (inputs, then one per step)",
+            raw.len()
+        )));
+    }
+    raw.iter()
+        .enumerate()
+        .map(|(k, v)| {
+            let at = format!("value {k} (`{}`)", p.names[k]);
+            if v.name != p.names[k] {
+                return Err(art(format!("{at}: named `{}`", v.name)));
+            }
+            let storage = p.names[..=k]
+                .iter()
+                .position(|x| *x == v.storage)
+                .ok_or_else(|| {
+                    art(format!(
+                        "{at}: storage `{}` is not this or an earlier value",
+                        v.storage
+                    ))
+                })?;
+            Ok(Value {
+                sizes: parse_exprs(p, &format!("{at} sizes"), &v.sizes)?,
+                strides: parse_exprs(p, &format!("{at} strides"), &v.strides)?,
+                offset: parse_expr(p, &format!("{at} offset"), &v.offset)?,
+                storage_numel: parse_expr(p, &format!("{at} storage_numel"), &v.storage_numel)?,
+                dtype: DType::parse(&v.dtype).map_err(|e| art(format!("{at}: {e}")))?,
+                storage,
+            })
+        })
+        .collect()
+}
+
+/// The cover fields: conditions parse and mention only the program's symbols; `complete`
+/// and `uncovered` are consistent.
+fn load_coverage(
+    p: &Program,
+    complete: bool,
+    domain: &[String],
+    uncovered: &[String],
+) -> Result<Option<Coverage>> {
+    let parse = |what: &str, v: &[String]| -> Result<Vec<BoolExpr>> {
+        v.iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let b = BoolExpr::parse(t).map_err(|e| art(format!("{what}[{i}]: {e}")))?;
+                if let Some(s) = b
+                    .symbols()
+                    .into_iter()
+                    .find(|s| !p.symbols.contains(&s.to_string()))
+                {
+                    return Err(art(format!("{what}[{i}]: unknown symbol `{s}`")));
+                }
+                Ok(b)
+            })
+            .collect()
+    };
+    if domain.is_empty() {
+        if complete || !uncovered.is_empty() {
+            return Err(art(
+                "`complete`/`uncovered` without the `domain` of a cover",
+            ));
+        }
+        return Ok(None);
+    }
+    let domain = parse("domain", domain)?;
+    let uncovered = parse("uncovered", uncovered)?;
+    if complete && !uncovered.is_empty() {
+        return Err(art("`complete` is true but `uncovered` lists regions"));
+    }
+    if !complete && uncovered.is_empty() {
+        return Err(art("`complete` is false but `uncovered` names no region"));
+    }
+    Ok(Some(Coverage {
+        complete,
+        domain,
+        uncovered,
+    }))
+}
+
+/// A loaded artifact of either kind: a single-op spec's (version 1) or a program's
+/// (version 2).
+#[derive(Clone, Debug)]
+pub enum AnyArtifact {
+    /// A single-op artifact.
+    Op(Artifact),
+    /// A program artifact.
+    Program(ProgramArtifact),
+}
+
+impl AnyArtifact {
+    /// Parses and verifies an artifact of either version (by its `version` field).
+    pub fn from_json(text: &str) -> Result<AnyArtifact> {
+        let v: Json = serde_json::from_str(text).map_err(|e| art(format!("not JSON: {e}")))?;
+        if v.get("version").and_then(Json::as_u64) == Some(u64::from(PROGRAM_FORMAT_VERSION)) {
+            ProgramArtifact::from_json(text).map(AnyArtifact::Program)
+        } else {
+            Artifact::from_json(text).map(AnyArtifact::Op)
+        }
+    }
+
+    /// Reads and verifies an artifact of either version from `path`.
+    pub fn load(path: &Path) -> Result<AnyArtifact> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        AnyArtifact::from_json(&text).map_err(|e| match e {
+            Error::Artifact { message } => Error::Artifact {
+                message: format!("{}: {message}", path.display()),
+            },
+            e => e,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::HEADS;
+
+    #[test]
+    fn round_trips() {
+        let p = Program::from_json(HEADS).unwrap();
+        let a = ProgramArtifact::compile(&p).unwrap();
+        let back = ProgramArtifact::from_json(&a.to_json()).unwrap();
+        assert_eq!(back, a);
+        assert!(matches!(
+            AnyArtifact::from_json(&a.to_json()).unwrap(),
+            AnyArtifact::Program(_)
+        ));
+    }
+}

@@ -1,0 +1,380 @@
+//! Dispatch of a program: concrete inputs → symbol values → first admitting specialization
+//! → every value's layout.
+//!
+//! # Why the single-op binder
+//! A program's inputs are described exactly like a single-op spec's (sizes that are
+//! constants or bare symbols, strides given by a memory format or by expressions over the
+//! symbols), so binding reuses the single-op [`Binder`]: a fast path that reads each symbol
+//! where it first appears and compares the rest, and a checked path that names the input
+//! (``input 1 (`bias`)``) and the size or stride that disagrees. After binding, the layouts
+//! are exactly the program's at those values, which is what the guards and the
+//! instantiated layouts assume.
+//!
+//! # The cache
+//! As the single-op [`crate::aot::Dispatcher`]: lookups take a read lock and run each
+//! specialization's compiled guards in order; a miss traces at the call's values without
+//! any lock and appends under the write lock (re-checking first whether a concurrent miss
+//! already added an admitting specialization). Every admitting specialization instantiates
+//! the same layouts (soundness), so concurrent use gives the results of serial use.
+
+use super::artifact::ProgramArtifact;
+use super::spec::{InputStrides, Program};
+use super::specialize::{bindings_of, specialize, ProgramSpecialization};
+use super::trace::{concrete, Value};
+use crate::aot::{Binder, Coverage, DispatchStats, Dispatched, InputSpec, SizeSpec, StrideSpec};
+use crate::{Error, Result};
+use smallvec::SmallVec;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// Symbol values of one call (program symbol order).
+pub type ProgramValues = SmallVec<[i64; 8]>;
+
+/// The binder of a program's inputs.
+fn binder(p: &Program) -> Result<Binder> {
+    let index = |e: &crate::sym::Expr| -> Result<SizeSpec> {
+        if let Some(k) = e.as_const() {
+            return Ok(SizeSpec::Const(k));
+        }
+        e.as_symbol()
+            .and_then(|s| p.symbols.iter().position(|n| n == s.as_str()))
+            .map(SizeSpec::Sym)
+            .ok_or_else(|| Error::invalid(format!("size `{e}` is neither a constant nor a symbol")))
+    };
+    let inputs = p
+        .inputs
+        .iter()
+        .map(|inp| {
+            Ok(InputSpec {
+                sizes: inp.sizes.iter().map(index).collect::<Result<Vec<_>>>()?,
+                strides: match &inp.strides {
+                    InputStrides::Layout(f) => StrideSpec::Layout(*f),
+                    InputStrides::Exprs(es) => StrideSpec::Exprs(es.clone()),
+                },
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let labels = p
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, inp)| format!("input {i} (`{}`)", inp.name))
+        .collect();
+    Binder::from_parts(
+        p.symbols.clone(),
+        inputs,
+        labels,
+        format!("program `{}`", p.name),
+    )
+}
+
+/// A thread-safe specialization cache over one program: the runtime side of a
+/// [`ProgramArtifact`].
+#[derive(Debug)]
+pub struct ProgramDispatcher {
+    program: Program,
+    binder: Binder,
+    cache: RwLock<Vec<Arc<ProgramSpecialization>>>,
+    coverage: Option<Coverage>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    retraces: AtomicU64,
+}
+
+impl ProgramDispatcher {
+    /// A dispatcher starting with the artifact's specializations.
+    pub fn new(artifact: ProgramArtifact) -> Result<ProgramDispatcher> {
+        Ok(ProgramDispatcher {
+            binder: binder(&artifact.program)?,
+            program: artifact.program,
+            cache: RwLock::new(artifact.specializations.into_iter().map(Arc::new).collect()),
+            coverage: artifact.coverage,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            retraces: AtomicU64::new(0),
+        })
+    }
+
+    /// The program.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Symbol values (program order) from concrete input layouts `(sizes, strides)`, one
+    /// per input in order: each symbol from the sizes (and bare stride symbols) it names,
+    /// which must agree; then the layouts must be exactly the program's at those values.
+    pub fn bind(&self, inputs: &[(&[i64], &[i64])]) -> Result<ProgramValues> {
+        let mut v: ProgramValues = SmallVec::from_elem(-1, self.program.symbols.len());
+        self.binder.bind(inputs, &mut v)?;
+        Ok(v)
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<ProgramSpecialization>>> {
+        self.cache.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The error of a binding an error specialization admits: the concrete run's own
+    /// (PyTorch's message, with the real sizes).
+    #[cold]
+    fn error_at(&self, values: &[i64]) -> Error {
+        match concrete(&self.program, &bindings_of(&self.program.symbols, values)) {
+            Err(e) => e,
+            Ok(_) => Error::invalid(format!(
+                "internal error: an error specialization admits {values:?}, where the program runs"
+            )),
+        }
+    }
+
+    /// Index of the first cached specialization admitting `values`, without counting.
+    pub fn lookup(&self, values: &[i64]) -> Result<Option<usize>> {
+        for (k, s) in self.read().iter().enumerate() {
+            if s.admits(values)? {
+                return Ok(Some(k));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every value's layout at symbol values `values` into `out` (no allocation on a hit
+    /// when `out` has the specialization's structure): guards checked in order, the first
+    /// admitting specialization instantiated; on a miss, a trace at `values` is added.
+    pub fn dispatch_values(&self, values: &[i64], out: &mut Vec<Value<i64>>) -> Result<Dispatched> {
+        {
+            let cache = self.read();
+            for (k, s) in cache.iter().enumerate() {
+                if s.admits(values)? {
+                    if s.error().is_some() {
+                        return Err(self.error_at(values));
+                    }
+                    s.instantiate_into(values, out)?;
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Dispatched {
+                        specialization: k,
+                        retraced: false,
+                    });
+                }
+            }
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        self.retraces.fetch_add(1, Ordering::Relaxed);
+        let fresh = specialize(&self.program, values)?;
+        if !fresh.admits(values)? {
+            return Err(Error::invalid(format!(
+                "internal error: a trace at {values:?} does not admit its own values"
+            )));
+        }
+        let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
+        // A concurrent miss may have added an admitting specialization meanwhile.
+        let mut found = None;
+        for (k, s) in cache.iter().enumerate() {
+            if s.admits(values)? {
+                found = Some(k);
+                break;
+            }
+        }
+        let k = match found {
+            Some(k) => k,
+            None => {
+                cache.push(Arc::new(fresh));
+                cache.len() - 1
+            }
+        };
+        if cache[k].error().is_some() {
+            drop(cache);
+            return Err(self.error_at(values));
+        }
+        cache[k].instantiate_into(values, out)?;
+        Ok(Dispatched {
+            specialization: k,
+            retraced: true,
+        })
+    }
+
+    /// Binds `inputs` and dispatches (see [`Self::bind`], [`Self::dispatch_values`]).
+    #[inline]
+    pub fn dispatch(
+        &self,
+        inputs: &[(&[i64], &[i64])],
+        out: &mut Vec<Value<i64>>,
+    ) -> Result<Dispatched> {
+        let n = self.program.symbols.len();
+        if n <= 8 {
+            let mut v = [-1i64; 8];
+            self.binder.bind(inputs, &mut v[..n])?;
+            self.dispatch_values(&v[..n], out)
+        } else {
+            let v = self.bind(inputs)?;
+            self.dispatch_values(&v, out)
+        }
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> DispatchStats {
+        DispatchStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            retraces: self.retraces.load(Ordering::Relaxed),
+            specializations: self.read().len(),
+        }
+    }
+
+    /// A cached specialization.
+    pub fn specialization(&self, k: usize) -> Option<Arc<ProgramSpecialization>> {
+        self.read().get(k).cloned()
+    }
+
+    /// The cache as an artifact (e.g. to save the specializations retraced at run time).
+    pub fn to_artifact(&self) -> ProgramArtifact {
+        ProgramArtifact {
+            program: self.program.clone(),
+            specializations: self.read().iter().map(|s| (**s).clone()).collect(),
+            coverage: self.coverage.clone(),
+        }
+    }
+}
+
+/// Each input's `(sizes, strides)` at `values` (program symbol order), as a caller's
+/// tensors would have them.
+pub fn input_layouts(p: &Program, values: &[i64]) -> Result<Vec<(Vec<i64>, Vec<i64>)>> {
+    let b = bindings_of(&p.symbols, values);
+    p.inputs
+        .iter()
+        .map(|inp| {
+            let sizes = inp
+                .sizes
+                .iter()
+                .map(|e| e.eval(&b))
+                .collect::<Result<Vec<_>>>()?;
+            let strides = match &inp.strides {
+                InputStrides::Layout(f) => crate::layout::strides_for_format(&sizes, *f)?,
+                InputStrides::Exprs(es) => es.iter().map(|e| e.eval(&b)).collect::<Result<_>>()?,
+            };
+            Ok((sizes, strides))
+        })
+        .collect()
+}
+
+/// The demo program: an attention head split with a per-head bias and a softmax over the
+/// last dimension (`x.view(b, s, 3, 16).transpose(1, 2) + bias`, then `amax`, `sub`,
+/// `exp`, `sum`, `div`), eight steps over two symbols.
+pub const DEMO_PROGRAM_JSON: &str = r#"{"name": "attn_heads_bias_softmax",
+ "inputs": [{"name": "x", "sizes": ["b", "s", 48], "layout": "contiguous", "dtype": "float32"},
+            {"name": "bias", "sizes": [3, 1, 16], "layout": "contiguous", "dtype": "float32"}],
+ "hints": {"b": 2, "s": 5},
+ "steps": [{"let": "q",  "op": "view",      "args": ["x", ["b", "s", 3, 16]]},
+           {"let": "qt", "op": "transpose", "args": ["q", 1, 2]},
+           {"let": "y",  "op": "add",       "args": ["qt", "bias"]},
+           {"let": "mx", "op": "amax",      "args": ["y", [-1]], "keepdim": true},
+           {"let": "sh", "op": "sub",       "args": ["y", "mx"]},
+           {"let": "e",  "op": "exp",       "args": ["sh"]},
+           {"let": "z",  "op": "sum",       "args": ["e", [-1]], "keepdim": true},
+           {"let": "p",  "op": "div",       "args": ["e", "z"]}],
+ "outputs": ["p", "qt"]}"#;
+
+/// Benchmark scenario `compile_program`: one compile (parse + trace at the hints + guard
+/// and value-program compilation) of [`DEMO_PROGRAM_JSON`].
+pub fn compile_demo_program() -> Result<ProgramArtifact> {
+    ProgramArtifact::compile(&Program::from_json(DEMO_PROGRAM_JSON)?)
+}
+
+/// Benchmark scenario `dispatch_cached_program`: a dispatcher over the compiled demo
+/// program and the input layouts of one call (`b = 4, s = 128`), so that
+/// [`ProgramDispatch::run`] measures binding, the guard check and the instantiation of
+/// every value of a cache hit, without any kernel.
+#[derive(Debug)]
+pub struct ProgramDispatch {
+    /// The dispatcher.
+    pub dispatcher: ProgramDispatcher,
+    /// Input layouts `(sizes, strides)`.
+    pub inputs: Vec<(Vec<i64>, Vec<i64>)>,
+    /// The values instantiated into (reused across calls).
+    pub values: Vec<Value<i64>>,
+}
+
+impl ProgramDispatch {
+    /// Compiles the demo program and prepares one call's inputs.
+    pub fn new() -> Result<ProgramDispatch> {
+        let artifact = compile_demo_program()?;
+        let inputs = input_layouts(&artifact.program, &[4, 128])?;
+        let mut s = ProgramDispatch {
+            dispatcher: ProgramDispatcher::new(artifact)?,
+            inputs,
+            values: Vec::new(),
+        };
+        s.run()?;
+        Ok(s)
+    }
+
+    /// One dispatch (bind + guards + instantiate every value); returns the specialization
+    /// index.
+    #[inline]
+    pub fn run(&mut self) -> Result<usize> {
+        let a = (&self.inputs[0].0[..], &self.inputs[0].1[..]);
+        let b = (&self.inputs[1].0[..], &self.inputs[1].1[..]);
+        Ok(self
+            .dispatcher
+            .dispatch(&[a, b], &mut self.values)?
+            .specialization)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::HEADS;
+
+    fn layouts(l: &[(Vec<i64>, Vec<i64>)]) -> Vec<(&[i64], &[i64])> {
+        l.iter().map(|(a, b)| (&a[..], &b[..])).collect()
+    }
+
+    #[test]
+    fn binds_dispatches_and_retraces() {
+        let p = Program::from_json(HEADS).unwrap();
+        let d = ProgramDispatcher::new(ProgramArtifact::compile(&p).unwrap()).unwrap();
+        let mut out = Vec::new();
+        for vals in [[2, 5], [3, 7], [1, 1], [0, 4], [5, 0], [2, 5]] {
+            let l = input_layouts(&p, &vals).unwrap();
+            assert_eq!(&d.bind(&layouts(&l)).unwrap()[..], &vals);
+            d.dispatch(&layouts(&l), &mut out).unwrap();
+            assert_eq!(out, concrete(&p, &bindings_of(&p.symbols, &vals)).unwrap());
+        }
+        let st = d.stats();
+        assert_eq!(st.hits + st.misses, 6);
+        assert!(st.misses >= 1 && st.specializations == 1 + st.retraces as usize);
+    }
+
+    #[test]
+    fn demo_program_dispatches_without_misses() {
+        let mut d = ProgramDispatch::new().unwrap();
+        assert_eq!(d.run().unwrap(), 0);
+        let st = d.dispatcher.stats();
+        assert_eq!((st.misses, st.specializations), (0, 1));
+        let p = d.dispatcher.program().clone();
+        assert_eq!(
+            d.values,
+            concrete(&p, &bindings_of(&p.symbols, &[4, 128])).unwrap()
+        );
+    }
+
+    #[test]
+    fn binding_errors_name_the_input() {
+        let p = Program::from_json(HEADS).unwrap();
+        let d = ProgramDispatcher::new(ProgramArtifact::compile(&p).unwrap()).unwrap();
+        let x = (vec![2, 5, 64], vec![320, 64, 1]);
+        let bad_bias = (vec![4, 2, 16], vec![32, 16, 1]);
+        let e = d
+            .bind(&[(&x.0, &x.1), (&bad_bias.0, &bad_bias.1)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("input 1 (`bias`)"), "{e}");
+        let bad_x = (vec![2, 5, 64], vec![64, 128, 1]);
+        let bias = (vec![4, 1, 16], vec![16, 16, 1]);
+        let e = d
+            .bind(&[(&bad_x.0, &bad_x.1), (&bias.0, &bias.1)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("input 0 (`x`)"), "{e}");
+        let e = d.bind(&[(&x.0, &x.1)]).unwrap_err().to_string();
+        assert!(e.contains("takes 2 inputs"), "{e}");
+    }
+}

@@ -1,0 +1,358 @@
+//! A program specialization: one trace's guards, compiled, and every step's value as one
+//! straight-line program.
+//!
+//! # Why one program for all steps
+//! A cached dispatch of a program must cost what a single op's costs, a few hundred
+//! nanoseconds, however many steps it has. A [`ProgramTrace`] keeps each value's layout as
+//! separate expressions (`h*d`, `s*h*d`, `4*s*h*d`, ...), and instantiating it through
+//! [`Bindings`](crate::sym::Bindings) costs microseconds per value. Consecutive steps share
+//! most of their factors (a view's strides are its base's, a reduction's sizes are its
+//! input's), so all expressions of all values (sizes, strides, storage offset, storage
+//! size, in value order) are compiled into ONE [`ExprProgram`]: common subexpressions are
+//! computed once across steps, arithmetic is checked (overflow re-evaluates exactly, so
+//! results and errors are always [`Expr::eval`]'s), and the results are written straight
+//! into the caller's `Vec<Value<i64>>`, which is not reallocated when reused.
+//!
+//! The guards are compiled as the single-op pipeline compiles them
+//! ([`GuardSet::compile`]): range checks for single-symbol guards, flat programs otherwise.
+//!
+//! An *error specialization* is a trace that stopped at a step: its guards are the
+//! conditions taken on the way to the failure, so every binding they admit fails the same
+//! way, and [`ProgramSpecialization::instantiate_into`] answers that error.
+
+use super::spec::Program;
+use super::trace::{trace, ProgramTrace, Value};
+use crate::aot::ExprProgram;
+use crate::sym::{Bindings, CompiledGuards, Expr, Guard, GuardSet};
+use crate::{Error, Result};
+
+/// One traced specialization of a program.
+///
+/// Soundness contract: for every binding of the program's symbols under which all `guards`
+/// hold, the values instantiated at the binding equal a fresh concrete run
+/// ([`super::concrete`]) at it, or, for an error specialization, the concrete run fails with
+/// the same error category.
+#[derive(Clone, Debug)]
+pub struct ProgramSpecialization {
+    /// The symbol values the trace ran at (program symbol order).
+    pub traced_at: Vec<i64>,
+    /// The guards, symbol ranges first, each reason naming its step.
+    pub guards: Vec<Guard>,
+    /// Every value (inputs, then one per step) as expressions over the symbols, or the
+    /// error every admitted binding fails with.
+    pub values: std::result::Result<Vec<Value<Expr>>, Error>,
+    symbols: Vec<String>,
+    compiled: CompiledGuards,
+    /// All values' integers, flattened (see [`flatten`]); `None` for an error
+    /// specialization.
+    program: Option<ExprProgram>,
+    /// The values' structure (integers zero), to instantiate into.
+    skeleton: Vec<Value<i64>>,
+}
+
+impl PartialEq for ProgramSpecialization {
+    fn eq(&self, other: &Self) -> bool {
+        self.traced_at == other.traced_at
+            && self.guards == other.guards
+            && self.values == other.values
+    }
+}
+
+/// Every integer of `values` in instantiation order: per value its sizes, strides, storage
+/// offset and storage size.
+fn flatten(values: &[Value<Expr>]) -> Vec<Expr> {
+    let mut out = Vec::new();
+    for v in values {
+        out.extend(v.sizes.iter().cloned());
+        out.extend(v.strides.iter().cloned());
+        out.push(v.offset.clone());
+        out.push(v.storage_numel.clone());
+    }
+    out
+}
+
+fn skeleton(values: &[Value<Expr>]) -> Vec<Value<i64>> {
+    values
+        .iter()
+        .map(|v| Value {
+            sizes: vec![0; v.sizes.len()],
+            strides: vec![0; v.strides.len()],
+            offset: 0,
+            dtype: v.dtype,
+            storage: v.storage,
+            storage_numel: 0,
+        })
+        .collect()
+}
+
+/// Bindings of `symbols` to `values` (same order).
+pub(crate) fn bindings_of(symbols: &[String], values: &[i64]) -> Bindings {
+    Bindings::from_pairs(
+        symbols
+            .iter()
+            .map(String::as_str)
+            .zip(values.iter().copied()),
+    )
+}
+
+/// Traces `p` at `at` (program symbol order) and compiles the result.
+pub fn specialize(p: &Program, at: &[i64]) -> Result<ProgramSpecialization> {
+    if at.len() != p.symbols.len() {
+        return Err(Error::invalid(format!(
+            "trace point has {} values for {} symbols",
+            at.len(),
+            p.symbols.len()
+        )));
+    }
+    let t = trace(p, &bindings_of(&p.symbols, at))?;
+    ProgramSpecialization::from_trace(p, at.to_vec(), t)
+}
+
+impl ProgramSpecialization {
+    /// Compiles a trace of `p` made at `traced_at`.
+    pub fn from_trace(
+        p: &Program,
+        traced_at: Vec<i64>,
+        t: ProgramTrace,
+    ) -> Result<ProgramSpecialization> {
+        ProgramSpecialization::new(p, traced_at, t.guards.guards, t.values)
+    }
+
+    /// Assembles and compiles a specialization: guards and values must mention only the
+    /// program's symbols, and the values must have the program's structure (one per input
+    /// and step, each with as many strides as sizes).
+    pub fn new(
+        p: &Program,
+        traced_at: Vec<i64>,
+        guards: Vec<Guard>,
+        values: std::result::Result<Vec<Value<Expr>>, Error>,
+    ) -> Result<ProgramSpecialization> {
+        if traced_at.len() != p.symbols.len() {
+            return Err(Error::invalid(format!(
+                "specialization traced at {} values for {} symbols",
+                traced_at.len(),
+                p.symbols.len()
+            )));
+        }
+        let set = GuardSet::from(guards.clone());
+        for s in set.symbols() {
+            if !p.symbols.iter().any(|n| n == s.as_str()) {
+                return Err(Error::symbol(format!(
+                    "guard mentions unknown symbol `{s}`"
+                )));
+            }
+        }
+        let compiled = set.compile(&p.symbols)?;
+        let (program, skel) = match &values {
+            Ok(vs) => {
+                let n = p.inputs.len() + p.steps.len();
+                if vs.len() != n {
+                    return Err(Error::invalid(format!(
+                        "{} values for a program of {} inputs and {} steps",
+                        vs.len(),
+                        p.inputs.len(),
+                        p.steps.len()
+                    )));
+                }
+                for (k, v) in vs.iter().enumerate() {
+                    if v.sizes.len() != v.strides.len() {
+                        return Err(Error::invalid(format!(
+                            "value {k} (`{}`) has {} sizes and {} strides",
+                            p.names[k],
+                            v.sizes.len(),
+                            v.strides.len()
+                        )));
+                    }
+                    if v.storage >= n || v.storage > k {
+                        return Err(Error::invalid(format!(
+                            "value {k} (`{}`) lives in the storage of value {}, which is not \
+                             an earlier value",
+                            p.names[k], v.storage
+                        )));
+                    }
+                }
+                (
+                    Some(ExprProgram::new(&p.symbols, flatten(vs))?),
+                    skeleton(vs),
+                )
+            }
+            Err(_) => (None, Vec::new()),
+        };
+        Ok(ProgramSpecialization {
+            traced_at,
+            guards,
+            values,
+            symbols: p.symbols.clone(),
+            compiled,
+            program,
+            skeleton: skel,
+        })
+    }
+
+    /// The error every admitted binding fails with (an error specialization), if any.
+    pub fn error(&self) -> Option<&Error> {
+        self.values.as_ref().err()
+    }
+
+    /// Index of the first guard that fails at `values` (program symbol order), `None` when
+    /// every guard holds. A guard that cannot be evaluated there (it divides by a size that
+    /// is 0) fails. Compiled evaluation: nanoseconds, no allocation.
+    #[inline]
+    pub fn first_failing_guard(&self, values: &[i64]) -> Result<Option<usize>> {
+        match self.compiled.eval(values) {
+            Err(Error::DivisionByZero { .. }) => self.first_failing_exact(values),
+            r => r,
+        }
+    }
+
+    #[cold]
+    fn first_failing_exact(&self, values: &[i64]) -> Result<Option<usize>> {
+        let b = bindings_of(&self.symbols, values);
+        for (i, g) in self.guards.iter().enumerate() {
+            match g.cond.eval(&b) {
+                Ok(true) => {}
+                Ok(false) | Err(Error::DivisionByZero { .. }) => return Ok(Some(i)),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// True when every guard holds at `values`.
+    #[inline]
+    pub fn admits(&self, values: &[i64]) -> Result<bool> {
+        Ok(self.first_failing_guard(values)?.is_none())
+    }
+
+    /// Every value at `values` into `out` (the caller has checked the guards), reusing its
+    /// allocations: no allocation when `out` already has this specialization's structure.
+    /// An error specialization answers its error.
+    #[inline]
+    pub fn instantiate_into(&self, values: &[i64], out: &mut Vec<Value<i64>>) -> Result<()> {
+        let Some(program) = &self.program else {
+            return Err(self.values.as_ref().err().cloned().unwrap_or_else(|| {
+                Error::invalid("internal error: a specialization without values")
+            }));
+        };
+        if !same_structure(out, &self.skeleton) {
+            out.clone_from(&self.skeleton);
+        }
+        program.with_values(values, |ev| {
+            let mut k = 0;
+            let mut next = || {
+                let x = ev.get(k);
+                k += 1;
+                x
+            };
+            for (v, sk) in out.iter_mut().zip(&self.skeleton) {
+                for x in v.sizes.iter_mut() {
+                    *x = next();
+                }
+                for x in v.strides.iter_mut() {
+                    *x = next();
+                }
+                v.offset = next();
+                v.storage_numel = next();
+                v.dtype = sk.dtype;
+                v.storage = sk.storage;
+            }
+        })
+    }
+
+    /// Every value at `values` (the caller has checked the guards).
+    pub fn instantiate(&self, values: &[i64]) -> Result<Vec<Value<i64>>> {
+        let mut out = Vec::new();
+        self.instantiate_into(values, &mut out)?;
+        Ok(out)
+    }
+
+    /// Number of expressions evaluated per instantiation, and of straight-line steps that
+    /// compute them (shared subexpressions counted once).
+    pub fn program_size(&self) -> (usize, usize) {
+        self.program
+            .as_ref()
+            .map_or((0, 0), |p| (p.len(), p.steps()))
+    }
+}
+
+/// True when every value of `a` has the rank of `b`'s (the integers are overwritten).
+fn same_structure(a: &[Value<i64>], b: &[Value<i64>]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.sizes.len() == y.sizes.len() && x.strides.len() == y.strides.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{concrete, HEADS};
+
+    #[test]
+    fn instantiate_equals_trace_and_concrete() {
+        let p = Program::from_json(HEADS).unwrap();
+        let s = specialize(&p, &p.hints).unwrap();
+        let t = trace(&p, &p.hint_bindings()).unwrap();
+        let mut out = Vec::new();
+        for b in 0..6 {
+            for sl in 0..6 {
+                let vals = [b, sl];
+                let bind = bindings_of(&p.symbols, &vals);
+                let admitted = s.admits(&vals).unwrap();
+                assert_eq!(admitted, t.admits(&bind).unwrap(), "{vals:?}");
+                if !admitted {
+                    continue;
+                }
+                s.instantiate_into(&vals, &mut out).unwrap();
+                assert_eq!(out, t.instantiate(&bind).unwrap());
+                assert_eq!(out, concrete(&p, &bind).unwrap());
+            }
+        }
+        // Shared subexpressions across steps: fewer steps than expressions.
+        let (exprs, steps) = s.program_size();
+        assert!(steps < exprs, "{exprs} expressions in {steps} steps");
+    }
+
+    #[test]
+    fn reused_output_is_not_reallocated() {
+        let p = Program::from_json(HEADS).unwrap();
+        let s = specialize(&p, &p.hints).unwrap();
+        let mut out = Vec::new();
+        s.instantiate_into(&[2, 5], &mut out).unwrap();
+        let ptrs: Vec<*const i64> = out.iter().map(|v| v.sizes.as_ptr()).collect();
+        s.instantiate_into(&[3, 7], &mut out).unwrap();
+        assert_eq!(
+            ptrs,
+            out.iter().map(|v| v.sizes.as_ptr()).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            out,
+            concrete(&p, &bindings_of(&p.symbols, &[3, 7])).unwrap()
+        );
+    }
+
+    #[test]
+    fn error_specializations_answer_their_error() {
+        let p = Program::from_json(
+            r#"{"inputs": [{"name": "x", "sizes": ["a"], "layout": "contiguous"},
+                           {"name": "y", "sizes": ["b"], "layout": "contiguous"}],
+                "hints": {"a": 2, "b": 3},
+                "steps": [{"let": "z", "op": "add", "args": ["x", "y"]}],
+                "outputs": ["z"]}"#,
+        )
+        .unwrap();
+        let s = specialize(&p, &[2, 3]).unwrap();
+        assert_eq!(s.error().map(Error::category), Some("broadcast"));
+        assert!(s.admits(&[2, 3]).unwrap());
+        assert_eq!(s.instantiate(&[2, 3]).unwrap_err().category(), "broadcast");
+        // Every admitted binding really fails.
+        for a in 0..5 {
+            for b in 0..5 {
+                if s.admits(&[a, b]).unwrap() {
+                    let c = concrete(&p, &bindings_of(&p.symbols, &[a, b]));
+                    assert_eq!(c.unwrap_err().category(), "broadcast", "a={a} b={b}");
+                }
+            }
+        }
+    }
+}

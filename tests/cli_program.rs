@@ -1,0 +1,169 @@
+//! The CLI on programs: `compile` (a program file, or `--name` from the shipped
+//! `public_programs.json`), `guards`, `check`, `run` (`--values` against a fresh concrete
+//! run), `demo`, and the auto-detection of program vs single-op files.
+
+use serde_json::Value;
+use std::path::PathBuf;
+
+mod common;
+
+use common::run;
+use symstride::program::{execute, Program};
+use symstride::sym::Bindings;
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("symstride-program-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn compile(name: &str, dir: &std::path::Path) -> PathBuf {
+    let programs = symstride::testing::spec_path("public_programs.json");
+    let plan = dir.join(format!("{name}.plan"));
+    let o = run(&["compile", s(&programs), "--name", name, "-o", s(&plan)]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("compiled program"), "{}", o.stdout);
+    plan
+}
+
+#[test]
+fn compile_guards_and_check_a_program() {
+    let dir = scratch("check");
+    let plan = compile("nhwc_to_nchw", &dir);
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["version"], 2);
+    assert!(v["specializations"][0]["guards"][0]["cond"].is_string());
+    assert!(v["specializations"][0]["traced_at"].is_object());
+
+    let o = run(&["guards", s(&plan)]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("# step 2 (contiguous cl"), "{}", o.stdout);
+
+    // A binding the guards admit: the outputs' layouts, as a concrete run gives them.
+    let o = run(&["check", s(&plan), "--bind", "n=3,h=4,w=5,c=6"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let got: Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    assert_eq!(got["pass"], true);
+    assert_eq!(got["specialization"], 0);
+    let p = Program::from_value(&v["program"]).unwrap();
+    let b = Bindings::from_pairs([("n", 3), ("h", 4), ("w", 5), ("c", 6)]);
+    let layouts = symstride::program::concrete(&p, &b).unwrap();
+    for &k in &p.outputs {
+        let out = &got["outputs"][&p.names[k]];
+        assert_eq!(out["sizes"], serde_json::json!(layouts[k].sizes));
+        assert_eq!(out["strides"], serde_json::json!(layouts[k].strides));
+        assert_eq!(out["dtype"], layouts[k].dtype.name());
+    }
+    // One it does not: the failed guard is named.
+    let o = run(&["check", s(&plan), "--bind", "n=3,h=4,w=5,c=1"]);
+    let got: Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    assert_eq!(got["pass"], false);
+    assert_eq!(got["failed_guard"], "c >= 2");
+    // Unknown and missing symbols are clear errors.
+    let o = run(&["check", s(&plan), "--bind", "n=3,h=4,w=5"]);
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("no value for symbol `c`"), "{}", o.stderr);
+    let o = run(&["check", s(&plan), "--bind", "n=3,h=4,w=5,c=2,q=1"]);
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("`q` is not a symbol"), "{}", o.stderr);
+}
+
+#[test]
+fn run_values_equal_a_fresh_reference_run() {
+    let dir = scratch("run");
+    let plan = compile("softmax_lastdim", &dir);
+    let o = run(&["run", s(&plan), "--bind", "b=2,t=1,v=5", "--values"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let got: Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let p = Program::from_value(&v["program"]).unwrap();
+    let ex = execute(&p, &Bindings::from_pairs([("b", 2), ("t", 1), ("v", 5)])).unwrap();
+    for &k in &p.outputs {
+        let out = &got["outputs"][&p.names[k]];
+        assert_eq!(out["strides"], serde_json::json!(ex.layouts[k].strides));
+        let vals = ex.values(k).unwrap();
+        let arr = out["values"].as_array().unwrap();
+        assert_eq!(arr.len(), vals.len());
+        for (a, b) in arr.iter().zip(vals) {
+            let b = match b {
+                symstride::tensor::Scalar::Float(f) => f,
+                symstride::tensor::Scalar::Int(i) => i as f64,
+                symstride::tensor::Scalar::Bool(x) => f64::from(u8::from(x)),
+            };
+            assert!((a.as_f64().unwrap() - b).abs() <= 1e-12, "{a} vs {b}");
+        }
+    }
+    // Without --values: a report, t = 1 misses the hints' specialization and re-traces.
+    let o = run(&["run", s(&plan), "--bind", "b=2,t=1,v=5"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("MISS"), "{}", o.stdout);
+    assert!(o.stdout.contains("verified"), "{}", o.stdout);
+    // A run above the memory limit is refused before allocating.
+    let o = run(&[
+        "run",
+        s(&plan),
+        "--bind",
+        "b=2,t=3,v=5",
+        "--max-memory",
+        "100",
+    ]);
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("more than the limit"), "{}", o.stderr);
+}
+
+#[test]
+fn single_op_files_keep_their_pipeline_and_cover_is_refused_for_programs() {
+    let dir = scratch("kinds");
+    let specs = symstride::testing::spec_path("public_specs.json");
+    let plan = dir.join("op.plan");
+    let o = run(&[
+        "compile",
+        s(&specs),
+        "--name",
+        "rows_plus_cols",
+        "-o",
+        s(&plan),
+    ]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    assert_eq!(v["version"], 1);
+    let o = run(&["check", s(&plan), "--bind", "m=3,n=5"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("\"output\""), "{}", o.stdout);
+
+    let programs = symstride::testing::spec_path("public_programs.json");
+    let o = run(&[
+        "compile",
+        s(&programs),
+        "--name",
+        "glu_lastdim",
+        "--cover",
+        "-o",
+        s(&dir.join("c.plan")),
+    ]);
+    assert_ne!(o.code, 0);
+    assert!(
+        o.stderr.contains("--cover is not available for programs"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn demo_runs_the_program() {
+    let o = run(&["demo"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("attention heads with bias and softmax"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("MISS"), "{}", o.stdout);
+    assert!(o.stdout.contains("cached program dispatch"), "{}", o.stdout);
+}

@@ -1,0 +1,286 @@
+//! Program artifacts (version 2): round trip, tampered files rejected with the specialization
+//! and guard or value named, never a wrong answer; the program dispatcher; and a single-op
+//! spec compiled as a one-step program against the single-op (version 1) pipeline.
+
+use serde_json::Value as Json;
+use symstride::aot::{Artifact, CompileOptions, Spec};
+use symstride::program::{
+    concrete, input_layouts, AnyArtifact, Program, ProgramArtifact, ProgramDispatcher,
+};
+use symstride::sym::Bindings;
+
+fn public_programs() -> Vec<Program> {
+    let text =
+        std::fs::read_to_string(symstride::testing::spec_path("public_programs.json")).unwrap();
+    let v: Json = serde_json::from_str(&text).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| Program::from_value(p).unwrap())
+        .collect()
+}
+
+fn program(name: &str) -> Program {
+    public_programs()
+        .into_iter()
+        .find(|p| p.name == name)
+        .unwrap()
+}
+
+fn bind(p: &Program, vals: &[i64]) -> Bindings {
+    Bindings::from_pairs(p.symbols.iter().zip(vals).map(|(s, &v)| (s.as_str(), v)))
+}
+
+/// Every point of `0..=max` per symbol.
+fn grid(n: usize, max: i64) -> Vec<Vec<i64>> {
+    let mut out = vec![Vec::new()];
+    for _ in 0..n {
+        out = out
+            .into_iter()
+            .flat_map(|v| {
+                (0..=max).map(move |x| {
+                    let mut w = v.clone();
+                    w.push(x);
+                    w
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+fn compiled_json(p: &Program) -> Json {
+    serde_json::from_str(&ProgramArtifact::compile(p).unwrap().to_json()).unwrap()
+}
+
+fn load(v: &Json) -> Result<ProgramArtifact, String> {
+    ProgramArtifact::from_json(&v.to_string()).map_err(|e| e.to_string())
+}
+
+/// Index of the guard of specialization 0 whose condition is `cond`.
+fn guard_index(v: &Json, cond: &str) -> usize {
+    v["specializations"][0]["guards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|g| g["cond"] == cond)
+        .unwrap_or_else(|| panic!("no guard `{cond}` in {v}"))
+}
+
+/// A loaded artifact is sound on the grid: at every binding a specialization admits, the
+/// instantiated values equal a fresh concrete run (or both fail with one category).
+fn assert_sound(a: &ProgramArtifact, max: i64) {
+    let p = &a.program;
+    for pt in grid(p.symbols.len(), max) {
+        let Some(s) = a.specializations.iter().find(|s| s.admits(&pt).unwrap()) else {
+            continue;
+        };
+        match (s.instantiate(&pt), concrete(p, &bind(p, &pt))) {
+            (Ok(x), Ok(y)) => assert_eq!(x, y, "{} at {pt:?}", p.name),
+            (Err(x), Err(y)) => assert_eq!(x.category(), y.category(), "{} at {pt:?}", p.name),
+            (x, y) => panic!("{} at {pt:?}: {:?} vs {:?}", p.name, x.err(), y.err()),
+        }
+    }
+}
+
+#[test]
+fn every_public_program_round_trips_and_is_sound() {
+    for p in public_programs() {
+        let a = ProgramArtifact::compile(&p).unwrap();
+        let back = ProgramArtifact::from_json(&a.to_json()).unwrap();
+        assert_eq!(back, a, "{}", p.name);
+        assert!(matches!(
+            AnyArtifact::from_json(&a.to_json()).unwrap(),
+            AnyArtifact::Program(_)
+        ));
+        assert_sound(&back, 3);
+    }
+}
+
+#[test]
+fn weakened_guard_is_rejected_naming_specialization_and_guard() {
+    let p = program("nhwc_to_nchw");
+    let mut v = compiled_json(&p);
+    let g = guard_index(&v, "c >= 2");
+    v["specializations"][0]["guards"][g]["cond"] = "c >= 1".into();
+    let e = load(&v).unwrap_err();
+    assert!(
+        e.contains("specialization 0") && e.contains("`c >= 2`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn deleted_guard_is_rejected() {
+    let p = program("nhwc_to_nchw");
+    let mut v = compiled_json(&p);
+    let g = guard_index(&v, "c >= 2");
+    v["specializations"][0]["guards"]
+        .as_array_mut()
+        .unwrap()
+        .remove(g);
+    let e = load(&v).unwrap_err();
+    assert!(
+        e.contains("specialization 0") && e.contains("`c >= 2`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn value_expression_agreeing_only_at_the_trace_point_is_rejected() {
+    let p = program("nhwc_to_nchw");
+    let mut v = compiled_json(&p);
+    // `y = contiguous(p)`: strides [c*h*w, h*w, w, 1]; `c + h*w - 5` equals `h*w` at c = 5.
+    let vals = v["specializations"][0]["values"].as_array_mut().unwrap();
+    let y = vals.iter_mut().find(|x| x["name"] == "y").unwrap();
+    assert_eq!(y["strides"][1], "h*w");
+    y["strides"][1] = "c + h*w - 5".into();
+    let e = load(&v).unwrap_err();
+    assert!(
+        e.contains("specialization 0") && e.contains("value `y` strides[1]"),
+        "{e}"
+    );
+    // An edit that is wrong at the trace point too is caught by the point check.
+    let mut v = compiled_json(&p);
+    v["specializations"][0]["values"][2]["offset"] = "1".into();
+    let e = load(&v).unwrap_err();
+    assert!(e.contains("specialization 0"), "{e}");
+}
+
+#[test]
+fn dropped_specialization_is_rejected() {
+    let p = program("nhwc_to_nchw");
+    let d = ProgramDispatcher::new(ProgramArtifact::compile(&p).unwrap()).unwrap();
+    let mut out = Vec::new();
+    // c = 1 misses (the hints' specialization needs c >= 2): a second specialization.
+    d.dispatch_values(&[2, 3, 4, 1], &mut out).unwrap();
+    let a = d.to_artifact();
+    assert_eq!(a.specializations.len(), 2);
+    let mut v: Json = serde_json::from_str(&a.to_json()).unwrap();
+    ProgramArtifact::from_json(&v.to_string()).unwrap();
+    v["specializations"].as_array_mut().unwrap().remove(0);
+    let e = load(&v).unwrap_err();
+    assert!(e.contains("a specialization was removed"), "{e}");
+}
+
+#[test]
+fn wrong_version_unknown_fields_and_bad_json_are_clear_errors() {
+    let p = program("attn_head_split");
+    let v = compiled_json(&p);
+    for (version, want) in [(3, "version 3"), (1, "single-op")] {
+        let mut w = v.clone();
+        w["version"] = version.into();
+        let e = load(&w).unwrap_err();
+        assert!(e.contains(want), "{e}");
+    }
+    let mut w = v.clone();
+    w["specializations"][0]["extra"] = 1.into();
+    assert!(load(&w).unwrap_err().contains("extra"));
+    let mut w = v.clone();
+    w["specializations"][0]["values"][0]["sizes"][0] = "zz".into();
+    let e = load(&w).unwrap_err();
+    assert!(e.contains("unknown symbol `zz`"), "{e}");
+    let e = ProgramArtifact::from_json("{not json")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not JSON"), "{e}");
+    // A version-2 file read as a single-op artifact says what it is.
+    let e = Artifact::from_json(&v.to_string()).unwrap_err().to_string();
+    assert!(e.contains("version 2"), "{e}");
+}
+
+/// Every guard of every public program deleted, and every `>= 2` weakened to `>= 1`: the
+/// loader either rejects the file or what it loads is still sound (a guard the values do
+/// not depend on, e.g. one only the iterator's coalescing asked for, may go).
+#[test]
+fn any_guard_edit_is_rejected_or_harmless() {
+    let mut rejected = 0;
+    let mut edits = 0;
+    for p in public_programs() {
+        let v = compiled_json(&p);
+        let n = v["specializations"][0]["guards"].as_array().unwrap().len();
+        for g in 0..n {
+            let cond = v["specializations"][0]["guards"][g]["cond"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let mut variants = Vec::new();
+            let mut del = v.clone();
+            del["specializations"][0]["guards"]
+                .as_array_mut()
+                .unwrap()
+                .remove(g);
+            variants.push(del);
+            if cond.ends_with(">= 2") {
+                let mut w = v.clone();
+                w["specializations"][0]["guards"][g]["cond"] = cond.replace(">= 2", ">= 1").into();
+                variants.push(w);
+            }
+            for w in variants {
+                edits += 1;
+                match load(&w) {
+                    Err(e) => {
+                        rejected += 1;
+                        assert!(e.contains("specialization 0"), "{e}");
+                    }
+                    Ok(a) => assert_sound(&a, 3),
+                }
+            }
+        }
+    }
+    println!("{rejected} of {edits} guard edits rejected; the rest are sound");
+    assert!(rejected > 0);
+}
+
+#[test]
+fn dispatcher_instantiates_concrete_layouts_and_retraces() {
+    for p in public_programs() {
+        let d = ProgramDispatcher::new(ProgramArtifact::compile(&p).unwrap()).unwrap();
+        let mut out = Vec::new();
+        for pt in grid(p.symbols.len(), 2).into_iter().step_by(3) {
+            let Ok(l) = input_layouts(&p, &pt) else {
+                continue;
+            };
+            let refs: Vec<(&[i64], &[i64])> = l.iter().map(|(a, b)| (&a[..], &b[..])).collect();
+            let got = d.dispatch(&refs, &mut out);
+            match (got, concrete(&p, &bind(&p, &pt))) {
+                (Ok(_), Ok(c)) => assert_eq!(out, c, "{} at {pt:?}", p.name),
+                (Err(x), Err(y)) => assert_eq!(x.category(), y.category()),
+                (x, y) => panic!("{} at {pt:?}: {:?} vs {:?}", p.name, x.err(), y.err()),
+            }
+        }
+        // What the dispatcher learned loads back.
+        ProgramArtifact::from_json(&d.to_artifact().to_json()).unwrap();
+    }
+}
+
+/// A public single-op spec compiled as a one-step program has the single-op pipeline's
+/// guards (the same admitted bindings) and the same output layout.
+#[test]
+fn single_op_spec_as_a_program_matches_the_v1_pipeline() {
+    let text = std::fs::read_to_string(symstride::testing::spec_path("public_specs.json")).unwrap();
+    let specs: Json = serde_json::from_str(&text).unwrap();
+    for sv in specs.as_array().unwrap() {
+        let spec = Spec::from_value(sv).unwrap();
+        let v1 = Artifact::compile(&spec, &CompileOptions::default()).unwrap();
+        let p = Program::from_spec(&spec).unwrap();
+        assert_eq!(p.symbols, spec.symbols);
+        let v2 = ProgramArtifact::compile(&p).unwrap();
+        let (s1, s2) = (&v1.specializations[0], &v2.specializations[0]);
+        for pt in grid(spec.symbols.len(), 3) {
+            let a1 = s1.admits(&pt).unwrap();
+            let a2 = s2.admits(&pt).unwrap();
+            assert_eq!(
+                a1, a2,
+                "{:?} at {pt:?}: {:?} vs {:?}",
+                spec.name, s1.guards, s2.guards
+            );
+            if a1 {
+                let (sizes, strides) = s1.output_layout(&pt).unwrap();
+                let vals = s2.instantiate(&pt).unwrap();
+                let out = &vals[p.outputs[0]];
+                assert_eq!((&out.sizes, &out.strides), (&sizes, &strides));
+            }
+        }
+    }
+}
