@@ -1,55 +1,54 @@
 //! The seam between the Python `Artifact` and the crate's program layer.
 //!
-//! Everything `program.rs` needs from the crate goes through this file: compiling a
-//! program spec into specializations (guards + traced layouts), checking a binding,
-//! saving/loading, and executing a program on tensors. It is written over what the crate
-//! offers today (`program::trace`, `ProgramTrace::admits/instantiate`, `program::concrete`,
-//! `op::call`, `kernel::copy_into`), so that only this file changes when the crate's
-//! program artifacts, dispatcher and kernel executor arrive.
-//!
-//! Today:
-//! * a compiled program has one specialization: the trace at the spec's hints;
-//! * a binding its guards do not admit is re-planned concretely (`program::concrete`, the
-//!   same generic code at `i64`), never guessed;
-//! * a saved artifact holds the spec and the guards; loading re-traces the spec and
-//!   rejects a file whose guards differ from the re-traced ones;
-//! * execution runs views as tensor views (no allocation), ops through `op::call` (the
-//!   vectorized kernels) and copies through `kernel::copy_into`; every result's layout is
-//!   checked against the traced layout.
+//! Everything `program.rs` needs from the crate goes through this file, so only this file
+//! follows the crate's program API:
+//! * compiling: [`ProgramArtifact::compile`] (one specialization traced at the hints:
+//!   guards + every value's layout expressions); saving and loading its version-2 JSON
+//!   (loading re-traces and rejects edited guards or layouts);
+//! * checking a binding: [`ProgramArtifact::check`] (the admitting specialization or the
+//!   closest one's first failing guard); for a binding none admits, the layouts (or the
+//!   error) come from [`concrete`], the same generic code at `i64`;
+//! * running: a [`ProgramDispatcher`] over the artifact (guards checked in order, the first
+//!   admitting specialization instantiated, a miss re-traced and cached), then
+//!   [`run_program`] (views alias, ops/reductions/copies through the vectorized kernels,
+//!   dead intermediates reused). Inputs whose strides are not the spec's layouts at the
+//!   binding are planned for the strides they have ([`concrete`] on the program with those
+//!   strides), so any non-negative strides run.
 
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 use std::ptr::NonNull;
-use symstride::kernel::{copy_into, ExecConfig};
-use symstride::op::{self, AnyTensor, Input, Output};
+use symstride::kernel::ExecConfig;
+use symstride::op::AnyTensor;
 use symstride::program::{
-    concrete, trace, InputStrides, Program, ProgramTrace, StepArg, StepOp, Value,
+    concrete, input_layouts, InputStrides, Program, ProgramArtifact, ProgramDispatcher, Value,
 };
 use symstride::sym::{Bindings, Expr, Guard};
 use symstride::tensor::{Element, Storage, Tensor};
-use symstride::{DType, Error, Result};
+use symstride::{Error, Result};
 
-/// The artifact file's format name.
-const FORMAT: &str = "symstride-python-program";
-/// The artifact file's format version.
-const VERSION: u64 = 1;
-
-/// A compiled program: the spec and its specializations.
-#[derive(Clone, Debug)]
+/// A compiled program: the artifact (what `compile` made or `load` read) and the
+/// dispatcher that runs it (which may add re-traced specializations to its cache).
+#[derive(Debug)]
 pub struct Compiled {
     /// The validated program.
     pub program: Program,
-    /// The spec as given (JSON), saved with the artifact.
-    pub spec: Json,
-    /// The specializations, tried in order.
-    pub specializations: Vec<ProgramTrace>,
+    /// The compiled specializations.
+    pub artifact: ProgramArtifact,
+    dispatcher: ProgramDispatcher,
 }
 
-/// How a binding was planned.
+/// How a run's layouts were obtained.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Planned {
-    /// The guards of this specialization admit the binding; its layouts were instantiated.
-    Specialization(usize),
-    /// No specialization admits it; the program was planned concretely for it.
+    /// Dispatched to this specialization of the dispatcher's cache (`retraced`: traced for
+    /// this call because none admitted it).
+    Specialization {
+        /// Index in the dispatcher's cache.
+        index: usize,
+        /// Whether it was traced for this call.
+        retraced: bool,
+    },
+    /// The inputs' strides are not the spec's layouts: planned concretely for them.
     Replanned,
 }
 
@@ -58,183 +57,137 @@ pub enum Planned {
 pub struct Checked {
     /// The first specialization whose guards admit the binding.
     pub specialization: Option<usize>,
-    /// When none admits it: the first failing guard of the first specialization.
+    /// When none admits it: the closest specialization's first failing guard.
     pub failed_guard: Option<Guard>,
     /// The value layouts at the binding (inputs, then steps), or the program's error there.
     pub values: std::result::Result<Vec<Value<i64>>, Error>,
 }
 
 impl Compiled {
-    /// Parses, validates and traces `spec` at its hints. `cover` is refused until the
-    /// crate can cover programs.
-    pub fn compile(spec: &Json, cover: bool) -> Result<Compiled> {
-        if cover {
-            return Err(Error::invalid(
-                "compile(cover=True): covering programs is not available in this build of symstride (only the trace at the hints; other bindings are re-planned at run time)",
-            ));
-        }
-        let program = Program::from_value(spec)?;
-        let hints = program.hint_bindings();
-        if hints.len() != program.symbols.len() {
-            return Err(Error::symbol(format!(
-                "the spec needs a hint for every symbol ({})",
-                program.symbols.join(", ")
-            )));
-        }
-        let t = trace(&program, &hints)?;
+    fn new(artifact: ProgramArtifact) -> Result<Compiled> {
         Ok(Compiled {
-            program,
-            spec: spec.clone(),
-            specializations: vec![t],
+            program: artifact.program.clone(),
+            dispatcher: ProgramDispatcher::new(artifact.clone())?,
+            artifact,
         })
     }
 
-    /// The specialization admitting `b`, if any.
-    fn admitting(&self, b: &Bindings) -> Result<Option<usize>> {
-        for (i, s) in self.specializations.iter().enumerate() {
-            if s.admits(b)? {
-                return Ok(Some(i));
-            }
+    /// Parses, validates and traces `spec` at its hints. `cover` is refused: covering
+    /// programs is not in the crate yet.
+    pub fn compile(spec: &Json, cover: bool) -> Result<Compiled> {
+        if cover {
+            return Err(Error::invalid(
+                "compile(cover=True): covering programs is not available in this build of symstride (one trace at the hints; other bindings are re-traced at run time)",
+            ));
         }
-        Ok(None)
+        Compiled::new(ProgramArtifact::compile(&Program::from_value(spec)?)?)
+    }
+
+    /// The guards of specialization `k`.
+    pub fn guards(&self, k: usize) -> Option<&[Guard]> {
+        self.artifact.specializations.get(k).map(|s| &s.guards[..])
+    }
+
+    /// The number of specializations.
+    pub fn num_specializations(&self) -> usize {
+        self.artifact.specializations.len()
+    }
+
+    /// The dispatcher's counters: hits, misses, re-traces, cached specializations.
+    pub fn stats(&self) -> symstride::aot::DispatchStats {
+        self.dispatcher.stats()
+    }
+
+    /// Symbol values in program order; every symbol bound, none negative.
+    fn values_of(&self, b: &Bindings) -> Result<Vec<i64>> {
+        self.program
+            .symbols
+            .iter()
+            .map(|s| match b.get(s) {
+                Some(v) if v < 0 => Err(Error::symbol(format!(
+                    "binding `{s}` = {v}: sizes are non-negative"
+                ))),
+                Some(v) => Ok(v),
+                None => Err(Error::symbol(format!("no value for symbol `{s}`"))),
+            })
+            .collect()
     }
 
     /// Which specialization admits `b` and the layouts at `b` (its instantiation, or the
     /// program's error there).
     pub fn check(&self, b: &Bindings) -> Result<Checked> {
-        for s in &self.program.symbols {
-            match b.get(s) {
-                Some(v) if v < 0 => {
-                    return Err(Error::symbol(format!(
-                        "binding `{s}` = {v}: sizes are non-negative"
-                    )))
-                }
-                Some(_) => {}
-                None => return Err(Error::symbol(format!("no value for symbol `{s}`"))),
-            }
-        }
-        match self.admitting(b)? {
-            Some(i) => Ok(Checked {
-                specialization: Some(i),
-                failed_guard: None,
-                values: self.specializations[i].instantiate(b),
-            }),
-            None => {
-                let failed = self.specializations.first().and_then(|s| {
-                    s.guards
-                        .guards
-                        .iter()
-                        .find(|g| !matches!(g.cond.eval(b), Ok(true)))
-                        .cloned()
-                });
-                Ok(Checked {
-                    specialization: None,
-                    failed_guard: failed,
-                    values: concrete(&self.program, b),
-                })
-            }
-        }
+        let vals = self.values_of(b)?;
+        let c = self.artifact.check(&vals)?;
+        let failed_guard = c
+            .failed_guard
+            .and_then(|(k, i)| self.artifact.specializations.get(k)?.guards.get(i).cloned());
+        let values = match c.values {
+            Some(v) => Ok(v),
+            // Not admitted, or admitted by an error specialization: the concrete run says
+            // what happens (its error carries PyTorch's message with the real sizes).
+            None => concrete(&self.program, b),
+        };
+        Ok(Checked {
+            specialization: c.specialization,
+            failed_guard,
+            values,
+        })
     }
 
-    /// The layouts of every value at `b` for inputs of `strides` (elements), and how they
-    /// were planned. Inputs whose strides differ from the spec's layouts at `b` are planned
-    /// for the strides they have.
-    pub fn plan(&self, b: &Bindings, strides: &[Vec<i64>]) -> Result<(Vec<Value<i64>>, Planned)> {
-        if let Some(i) = self.admitting(b)? {
-            let values = self.specializations[i].instantiate(b)?;
-            // Exactly the spec's strides (also on size-1 dimensions, where numpy may put
-            // anything): the executor checks inputs against the layouts exactly.
-            let same = values.iter().zip(strides).all(|(v, s)| v.strides == *s);
-            if same {
-                return Ok((values, Planned::Specialization(i)));
+    /// The layouts of every value at `b` for inputs of `strides` (elements). With
+    /// `retrace == false`, a binding no specialization admits (or inputs in another layout
+    /// than the spec's) is `Ok(None)`.
+    pub fn plan(
+        &self,
+        b: &Bindings,
+        strides: &[Vec<i64>],
+        retrace: bool,
+    ) -> Result<Option<(Vec<Value<i64>>, Planned)>> {
+        let vals = self.values_of(b)?;
+        let expected = input_layouts(&self.program, &vals)?;
+        if expected.iter().zip(strides).all(|((_, e), s)| e == s) {
+            if !retrace && self.dispatcher.lookup(&vals)?.is_none() {
+                return Ok(None);
             }
+            let mut out = Vec::new();
+            let d = self.dispatcher.dispatch_values(&vals, &mut out)?;
+            return Ok(Some((
+                out,
+                Planned::Specialization {
+                    index: d.specialization,
+                    retraced: d.retraced,
+                },
+            )));
+        }
+        if !retrace {
+            return Ok(None);
         }
         let mut p = self.program.clone();
         for (input, s) in p.inputs.iter_mut().zip(strides) {
             input.strides = InputStrides::Exprs(s.iter().map(|&v| Expr::constant(v)).collect());
         }
-        Ok((concrete(&p, b)?, Planned::Replanned))
+        Ok(Some((concrete(&p, b)?, Planned::Replanned)))
     }
 
-    /// The artifact file (JSON).
+    /// The artifact file (JSON, format version 2).
     pub fn to_json(&self) -> String {
-        let specs: Vec<Json> = self
-            .specializations
-            .iter()
-            .map(|s| {
-                json!({"guards": s.guards.guards.iter()
-                    .map(|g| json!({"cond": g.cond.to_string(), "reason": g.reason}))
-                    .collect::<Vec<_>>()})
-            })
-            .collect();
-        let v = json!({"format": FORMAT, "version": VERSION, "spec": self.spec,
-                       "specializations": specs});
-        serde_json::to_string_pretty(&v).unwrap_or_default()
+        self.artifact.to_json()
     }
 
-    /// Loads an artifact file: re-traces the spec and checks the file's guards are the
-    /// re-traced ones (an edited guard is rejected).
+    /// Loads an artifact file: verified (re-traced) by the crate's loader.
     pub fn from_json(text: &str) -> Result<Compiled> {
-        let bad = |m: String| Error::Artifact { message: m };
-        let v: Json = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-        if v.get("format").and_then(Json::as_str) != Some(FORMAT) {
-            return Err(bad(format!("not a `{FORMAT}` file")));
-        }
-        if v.get("version").and_then(Json::as_u64) != Some(VERSION) {
-            return Err(bad(format!(
-                "version {} (this build reads version {VERSION})",
-                v.get("version").unwrap_or(&Json::Null)
-            )));
-        }
-        let spec = v.get("spec").ok_or_else(|| bad("no `spec`".into()))?;
-        let fresh = Compiled::compile(spec, false)?;
-        let stored = v
-            .get("specializations")
-            .and_then(Json::as_array)
-            .ok_or_else(|| bad("no `specializations`".into()))?;
-        if stored.len() != fresh.specializations.len() {
-            return Err(bad(format!(
-                "{} specializations, but the spec traces to {}",
-                stored.len(),
-                fresh.specializations.len()
-            )));
-        }
-        for (i, (s, t)) in stored.iter().zip(&fresh.specializations).enumerate() {
-            let conds: Vec<&str> = s
-                .get("guards")
-                .and_then(Json::as_array)
-                .map(|gs| {
-                    gs.iter()
-                        .filter_map(|g| g.get("cond").and_then(Json::as_str))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let want: Vec<String> = t.guards.guards.iter().map(|g| g.cond.to_string()).collect();
-            if conds != want {
-                return Err(bad(format!(
-                    "specialization {i}: its guards [{}] are not the traced guards [{}]",
-                    conds.join(", "),
-                    want.join(", ")
-                )));
-            }
-        }
-        Ok(fresh)
+        Compiled::new(ProgramArtifact::from_json(text)?)
     }
 }
 
-/// Strides equal where they matter: dimensions of size 1 (or an empty tensor) are never
-/// stepped over, so their strides may differ.
-fn same_strides(sizes: &[i64], want: &[i64], got: &[i64]) -> bool {
-    if want.len() != got.len() {
-        return false;
-    }
-    if sizes.contains(&0) {
-        return true;
-    }
-    sizes
-        .iter()
-        .zip(want.iter().zip(got))
-        .all(|(&z, (a, b))| z == 1 || a == b)
+/// Executes `p` on `inputs` laid out as `values` says (the crate's executor).
+pub fn run_program(
+    p: &Program,
+    values: &[Value<i64>],
+    inputs: Vec<AnyTensor>,
+    cfg: &ExecConfig,
+) -> Result<Vec<AnyTensor>> {
+    symstride::program::run_program(p, values, inputs, cfg)
 }
 
 /// A storage over memory owned by `owner`, as a tensor of `sizes`/`strides` (elements).
@@ -271,13 +224,6 @@ macro_rules! each {
 }
 pub(crate) use each;
 
-/// A view of `base`'s storage with `v`'s layout.
-fn view_of(base: &AnyTensor, v: &Value<i64>) -> Result<AnyTensor> {
-    Ok(each!(base, |t| {
-        Tensor::from_storage(t.storage().clone(), &v.sizes, &v.strides, v.offset)?.into()
-    }))
-}
-
 fn alloc_typed<T: Element>(v: &Value<i64>) -> Result<Tensor<T>> {
     let n = usize::try_from(v.storage_numel)
         .map_err(|_| Error::invalid("internal: negative storage size"))?;
@@ -285,8 +231,9 @@ fn alloc_typed<T: Element>(v: &Value<i64>) -> Result<Tensor<T>> {
     Tensor::from_storage(s, &v.sizes, &v.strides, v.offset)
 }
 
-/// A new storage laid out as `v` says.
+/// A new zero-filled storage laid out as `v` says (the bench's engine-side inputs).
 pub fn alloc(v: &Value<i64>) -> Result<AnyTensor> {
+    use symstride::DType;
     Ok(match v.dtype {
         DType::Bool => alloc_typed::<bool>(v)?.into(),
         DType::U8 => alloc_typed::<u8>(v)?.into(),
@@ -295,106 +242,4 @@ pub fn alloc(v: &Value<i64>) -> Result<AnyTensor> {
         DType::F32 => alloc_typed::<f32>(v)?.into(),
         DType::F64 => alloc_typed::<f64>(v)?.into(),
     })
-}
-
-fn check_layout(t: &AnyTensor, v: &Value<i64>, what: &str) -> Result<()> {
-    if t.sizes() != v.sizes
-        || t.dtype() != v.dtype
-        || !same_strides(&v.sizes, &v.strides, t.strides())
-    {
-        return Err(Error::invalid(format!(
-            "internal: {what} produced sizes {:?}, strides {:?}, {} but the plan says sizes {:?}, strides {:?}, {}",
-            t.sizes(),
-            t.strides(),
-            t.dtype(),
-            v.sizes,
-            v.strides,
-            v.dtype
-        )));
-    }
-    Ok(())
-}
-
-/// Executes `p` on `inputs` laid out as `values` says (inputs, then steps); returns the
-/// outputs in `p.outputs` order. Reductions are not executed by this adapter yet.
-pub fn run_program(
-    p: &Program,
-    values: &[Value<i64>],
-    inputs: Vec<AnyTensor>,
-    cfg: &ExecConfig,
-) -> Result<Vec<AnyTensor>> {
-    let n = p.inputs.len();
-    if inputs.len() != n || values.len() != n + p.steps.len() {
-        return Err(Error::invalid("internal: value count"));
-    }
-    for (k, t) in inputs.iter().enumerate() {
-        check_layout(t, &values[k], &format!("input `{}`", p.inputs[k].name))?;
-    }
-    let mut done: Vec<AnyTensor> = inputs;
-    for (k, step) in p.steps.iter().enumerate() {
-        let me = n + k;
-        let v = &values[me];
-        let arg = |i: usize| -> Result<&AnyTensor> {
-            match step.args.get(i) {
-                Some(StepArg::Value(j)) => Ok(&done[*j]),
-                _ => Err(Error::invalid(format!(
-                    "{}: argument {i} is not a value",
-                    step.label
-                ))),
-            }
-        };
-        let t = if v.storage != me {
-            // A view: the same storage as the value it aliases.
-            view_of(&done[v.storage], v)?
-        } else {
-            match &step.op {
-                StepOp::Op(o) => {
-                    let args = step
-                        .args
-                        .iter()
-                        .map(|a| match a {
-                            StepArg::Value(j) => Ok(Input::Tensor(done[*j].clone())),
-                            StepArg::Number(s) => Ok(Input::Scalar(*s)),
-                            _ => Err(Error::invalid(format!(
-                                "{}: an op argument that is neither a value nor a number",
-                                step.label
-                            ))),
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    op::call(*o, &args, Output::New, cfg)?
-                }
-                StepOp::Reduce(r) => {
-                    return Err(Error::invalid(format!(
-                        "{}: executing reductions ({r}) needs the crate's program executor, which this build does not have yet",
-                        step.label
-                    )))
-                }
-                StepOp::View(_) | StepOp::Contiguous | StepOp::Clone | StepOp::To => {
-                    // A copy (also a `reshape` that could not be a view): a new storage in
-                    // the planned layout, written in the source's logical order.
-                    let src = arg(0)?;
-                    let dst = alloc(v)?;
-                    let target = if dst.sizes() == src.sizes() {
-                        dst.clone()
-                    } else {
-                        // A reshape copy: the destination is contiguous, so viewing it with
-                        // the source's sizes and contiguous strides is the same memory in
-                        // the same row-major order.
-                        let strides = symstride::layout::try_contiguous_strides(src.sizes())?;
-                        let flat = Value {
-                            sizes: src.sizes().to_vec(),
-                            strides,
-                            ..v.clone()
-                        };
-                        view_of(&dst, &flat)?
-                    };
-                    each!(&target, |d| each!(src, |s| copy_into(d, s, cfg)))?;
-                    dst
-                }
-            }
-        };
-        check_layout(&t, v, &step.label)?;
-        done.push(t);
-    }
-    Ok(p.outputs.iter().map(|&i| done[i].clone()).collect())
 }

@@ -5,7 +5,7 @@
 //! between Python and the adapter: spec dicts to JSON, `**bindings` and `**arrays` to
 //! engine values, layouts and arrays back. `run` releases the GIL while the kernels run.
 
-use crate::adapter::{run_program, Compiled, Planned};
+use crate::adapter::{run_program, Compiled};
 use crate::arrays::{numpy_name, to_array, to_tensor};
 use crate::errors::{raise, IntoPyResult};
 use crate::symbolic::PyGuard;
@@ -220,8 +220,7 @@ impl PyArtifact {
             );
         }
         let strides: Vec<Vec<i64>> = tensors.iter().map(|t| t.strides().to_vec()).collect();
-        let (values, how) = self.inner.plan(&b, &strides).py()?;
-        if !retrace && how == Planned::Replanned {
+        let Some((values, _how)) = self.inner.plan(&b, &strides, retrace).py()? else {
             let c = self.inner.check(&b).py()?;
             let g = c
                 .failed_guard
@@ -231,7 +230,7 @@ impl PyArtifact {
                 "GuardError",
                 format!("no specialization admits these inputs: {g}"),
             ));
-        }
+        };
         let inner = &self.inner;
         let outs = py
             .allow_threads(|| run_program(&inner.program, &values, tensors, &ExecConfig::default()))
@@ -300,27 +299,36 @@ impl PyArtifact {
     /// Number of specializations.
     #[getter]
     fn num_specializations(&self) -> usize {
-        self.inner.specializations.len()
+        self.inner.num_specializations()
+    }
+
+    /// The run-time dispatcher's counters: `{"hits", "misses", "retraces",
+    /// "specializations"}` (a binding no specialization admits is traced and cached).
+    #[getter]
+    fn dispatch_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.stats();
+        let d = PyDict::new(py);
+        d.set_item("hits", s.hits)?;
+        d.set_item("misses", s.misses)?;
+        d.set_item("retraces", s.retraces)?;
+        d.set_item("specializations", s.specializations)?;
+        Ok(d)
     }
 
     /// The guards of a specialization (default: the first), each with the reason naming
     /// the program step that recorded it.
     #[pyo3(signature = (specialization=0))]
     fn guards(&self, specialization: usize) -> PyResult<Vec<PyGuard>> {
-        let s = self
-            .inner
-            .specializations
-            .get(specialization)
-            .ok_or_else(|| {
-                raise(
-                    "DimIndexError",
-                    format!(
-                        "specialization {specialization} out of range ({} specializations)",
-                        self.inner.specializations.len()
-                    ),
-                )
-            })?;
-        Ok(s.guards.guards.iter().cloned().map(PyGuard).collect())
+        let s = self.inner.guards(specialization).ok_or_else(|| {
+            raise(
+                "DimIndexError",
+                format!(
+                    "specialization {specialization} out of range ({} specializations)",
+                    self.inner.num_specializations()
+                ),
+            )
+        })?;
+        Ok(s.iter().cloned().map(PyGuard).collect())
     }
 
     /// Would this binding reuse a compiled plan? `check(b=8, s=128)`: which specialization
@@ -351,9 +359,10 @@ impl PyArtifact {
     }
 
     /// Runs the program on numpy arrays given by input name; returns `{output name:
-    /// numpy.ndarray}`. Inputs are used in place (any non-negative strides); outputs are
-    /// new arrays laid out as the plan says, or views of the input arrays where the program
-    /// returns a view. The GIL is released while the kernels run.
+    /// numpy.ndarray}`. Dispatch: the first specialization whose guards admit the
+    /// binding (a miss is traced and cached). Inputs are used in place (any non-negative
+    /// strides); outputs are new arrays laid out as the plan says, or views of the input
+    /// arrays where the program returns a view. The GIL is released while the kernels run.
     #[pyo3(signature = (**arrays))]
     fn run<'py>(
         &self,
@@ -363,8 +372,9 @@ impl PyArtifact {
         self.run_impl(py, arrays, true)
     }
 
-    /// `run` with options: `retrace=False` raises `GuardError` instead of re-planning
-    /// inputs that no specialization admits.
+    /// `run` with options: `retrace=False` raises `GuardError` for inputs no
+    /// specialization admits (instead of tracing and caching one), and for inputs whose
+    /// strides are not the spec's layouts (instead of planning for them).
     #[pyo3(signature = (arrays, *, retrace=true))]
     fn run_with<'py>(
         &self,
@@ -417,7 +427,7 @@ impl PyArtifact {
             p.name,
             names(p.inputs.iter().map(|i| i.name.as_str())),
             names(p.outputs.iter().map(|&i| p.names[i].as_str())),
-            self.inner.specializations.len()
+            self.inner.num_specializations()
         )
     }
 }
@@ -460,7 +470,9 @@ pub fn _rust_run_seconds(
         let mut times = Vec::with_capacity(repeat);
         for _ in 0..repeat {
             let t = std::time::Instant::now();
-            let (vals, _) = c.plan(&b, &strides)?;
+            let (vals, _) = c
+                .plan(&b, &strides, true)?
+                .ok_or_else(|| symstride::Error::invalid("not planned"))?;
             let outs = run_program(&c.program, &vals, inputs.clone(), &ExecConfig::default())?;
             drop(outs);
             times.push(t.elapsed().as_secs_f64());
