@@ -1,6 +1,7 @@
 """What the Python layer costs: `Artifact.run` on numpy arrays of 16M elements against
-the same program run through the Rust API alone (engine-allocated inputs, same planning
-and kernels), in the same process, with a 64 MiB numpy copy as the machine's reference.
+the same program run through the Rust API alone on the same memory (the arrays wrapped
+once, untimed; then planning + `run_program` per repetition), in the same process, with a
+64 MiB numpy copy as the machine's reference.
 
     python python/bench/run_overhead.py [--repeat N]
 
@@ -43,16 +44,33 @@ PROGRAMS = {
         ],
         "outputs": ["y"],
     },
+    # a reduction over the last dimension of [65536, 256]
+    "sum_lastdim_16M": {
+        "inputs": [{"name": "x", "sizes": ["n", 256], "layout": "contiguous", "dtype": "float32"}],
+        "hints": {"n": 8},
+        "steps": [{"let": "s", "op": "sum", "args": ["x", [-1]]}],
+        "outputs": ["s"],
+    },
 }
 
-BINDINGS = {"add_16M": {"n": N // 4096}, "heads_bias_16M": {"b": 64, "s": N // (64 * 64)}}
+# The fixed cost per call, visible on a small problem: [4, 4096] + [4, 4096].
+PROGRAMS["add_16K"] = PROGRAMS["add_16M"]
+
+BINDINGS = {
+    "add_16K": {"n": 4},
+    "add_16M": {"n": N // 4096},
+    "heads_bias_16M": {"b": 64, "s": N // (64 * 64)},
+    "sum_lastdim_16M": {"n": N // 256},
+}
 
 
 def arrays_for(name, binding):
     rng = np.random.default_rng(0)
-    if name == "add_16M":
+    if name in ("add_16M", "add_16K"):
         shape = (binding["n"], 4096)
         return {"x": rng.random(shape, np.float32), "y": rng.random(shape, np.float32)}
+    if name == "sum_lastdim_16M":
+        return {"x": rng.random((binding["n"], 256), np.float32)}
     return {
         "x": rng.random((binding["b"], binding["s"], 64), np.float32),
         "bias": rng.random((4, 1, 16), np.float32),
@@ -82,16 +100,16 @@ def main():
         b = BINDINGS[name]
         arrays = arrays_for(name, b)
         art.run(**arrays)  # warm-up (pool, page faults)
-        _rust_run_seconds(art, 3, **b)
+        _rust_run_seconds(art, 3, **arrays)
         # Interleave the two paths so machine noise hits both alike.
         py_t, rs_t = [], []
         for _ in range(args.repeat):
             py_t.append(median_time(lambda: art.run(**arrays), 1))
-            rs_t.append(statistics.median(_rust_run_seconds(art, 1, **b)))
+            rs_t.append(statistics.median(_rust_run_seconds(art, 1, **arrays)))
         p, r = statistics.median(py_t), statistics.median(rs_t)
         print(
-            f"{name:<16} {p * 1e3:>9.2f}ms {r * 1e3:>7.2f}ms {100 * (p / r - 1):>8.1f}% "
-            f"{p / copy:>7.2f}x"
+            f"{name:<16} {p * 1e3:>9.3f}ms {r * 1e3:>7.3f}ms {100 * (p / r - 1):>8.1f}% "
+            f"{p / copy:>7.2f}x   (python layer: {(p - r) * 1e6:+.0f} us per call)"
         )
 
 

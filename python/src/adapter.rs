@@ -223,23 +223,3 @@ macro_rules! each {
     };
 }
 pub(crate) use each;
-
-fn alloc_typed<T: Element>(v: &Value<i64>) -> Result<Tensor<T>> {
-    let n = usize::try_from(v.storage_numel)
-        .map_err(|_| Error::invalid("internal: negative storage size"))?;
-    let s = Storage::filled(n, T::default())?;
-    Tensor::from_storage(s, &v.sizes, &v.strides, v.offset)
-}
-
-/// A new zero-filled storage laid out as `v` says (the bench's engine-side inputs).
-pub fn alloc(v: &Value<i64>) -> Result<AnyTensor> {
-    use symstride::DType;
-    Ok(match v.dtype {
-        DType::Bool => alloc_typed::<bool>(v)?.into(),
-        DType::U8 => alloc_typed::<u8>(v)?.into(),
-        DType::I32 => alloc_typed::<i32>(v)?.into(),
-        DType::I64 => alloc_typed::<i64>(v)?.into(),
-        DType::F32 => alloc_typed::<f32>(v)?.into(),
-        DType::F64 => alloc_typed::<f64>(v)?.into(),
-    })
-}

@@ -443,29 +443,30 @@ pub fn compile(spec: &Bound<'_, PyAny>, cover: bool) -> PyResult<PyArtifact> {
     })
 }
 
-/// For the bench (`python/bench/run_overhead.py`): the same program run through the Rust
-/// API alone, on engine-allocated inputs laid out as the spec says at `bindings`: per
-/// repetition, planning (guards, layouts) plus execution, in seconds. The difference to
-/// `Artifact.run` on numpy arrays is the Python layer's cost.
+/// For the bench (`python/bench/run_overhead.py`): the same run through the Rust API
+/// alone. The arrays are wrapped once (not timed); each repetition then plans (binding,
+/// guards, layouts) and executes with `run_program`, in seconds. The difference to
+/// `Artifact.run` on the same arrays is the Python layer's cost (argument handling, array
+/// wrapping in and out).
 #[pyfunction]
-#[pyo3(signature = (artifact, repeat, **bindings))]
+#[pyo3(signature = (artifact, repeat, **arrays))]
 pub fn _rust_run_seconds(
     py: Python<'_>,
     artifact: &PyArtifact,
     repeat: usize,
-    bindings: Option<&Bound<'_, PyDict>>,
+    arrays: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<f64>> {
-    let b = crate::symbolic::bindings(bindings)?;
     let c = &artifact.inner;
-    let n = c.program.inputs.len();
-    let check = c.check(&b).py()?;
-    let values = check.values.py()?;
-    let inputs = values[..n]
+    let arrays = artifact.arrays(arrays)?;
+    let b = bind_inputs(c, &arrays)?;
+    let inputs = c
+        .program
+        .inputs
         .iter()
-        .map(crate::adapter::alloc)
-        .collect::<symstride::Result<Vec<_>>>()
-        .py()?;
-    let strides: Vec<Vec<i64>> = values[..n].iter().map(|v| v.strides.clone()).collect();
+        .zip(&arrays)
+        .map(|(i, a)| to_tensor(a, &i.name))
+        .collect::<PyResult<Vec<_>>>()?;
+    let strides: Vec<Vec<i64>> = inputs.iter().map(|t| t.strides().to_vec()).collect();
     py.allow_threads(|| {
         let mut times = Vec::with_capacity(repeat);
         for _ in 0..repeat {
