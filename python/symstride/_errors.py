@@ -81,8 +81,8 @@ class DataDependentError(SymstrideError, RuntimeError):
 
 
 class GuardError(SymstrideError, RuntimeError):
-    """Concrete shapes that the guards of a compiled artifact do not admit (raised only
-    where re-planning was refused, e.g. ``Artifact.run(..., retrace=False)``)."""
+    """Inputs that no specialization of a compiled artifact admits, where re-tracing was
+    refused (``Artifact.run_with(arrays, retrace=False)``)."""
 
 
 class SymstrideIOError(SymstrideError, OSError):
