@@ -405,16 +405,22 @@ mod tests {
     #[test]
     fn external_memory_is_released_through_its_owner_only() {
         use std::sync::atomic::AtomicBool;
-        struct Owner(Vec<f64>, Arc<AtomicBool>);
+        struct Owner {
+            _data: Vec<f64>,
+            dropped: Arc<AtomicBool>,
+        }
         impl Drop for Owner {
             fn drop(&mut self) {
-                self.1.store(true, Ordering::SeqCst);
+                self.dropped.store(true, Ordering::SeqCst);
             }
         }
         let dropped = Arc::new(AtomicBool::new(false));
         let mut data = vec![1.0, 2.0, 3.0];
         let ptr = NonNull::new(data.as_mut_ptr()).unwrap();
-        let owner = Owner(data, Arc::clone(&dropped));
+        let owner = Owner {
+            _data: data,
+            dropped: Arc::clone(&dropped),
+        };
         // SAFETY: the vector's buffer (3 aligned f64) lives in `owner`, which the storage
         // keeps until its last handle goes; moving a Vec does not move its buffer.
         let s = unsafe { Storage::from_external(ptr, 3, Box::new(owner)) };
