@@ -1,6 +1,6 @@
 //! The CLI on programs: `compile` (a program file, or `--name` from the shipped
 //! `public_programs.json`), `guards`, `check`, `run` (`--values` against a fresh concrete
-//! run), `demo`, and the auto-detection of program vs single-op files.
+//! run), `--cover`, `demo`, and the auto-detection of program vs single-op files.
 
 use serde_json::Value;
 use std::path::PathBuf;
@@ -118,7 +118,7 @@ fn run_values_equal_a_fresh_reference_run() {
 }
 
 #[test]
-fn single_op_files_keep_their_pipeline_and_cover_is_refused_for_programs() {
+fn single_op_files_keep_their_pipeline_and_programs_cover() {
     let dir = scratch("kinds");
     let specs = symstride::testing::spec_path("public_specs.json");
     let plan = dir.join("op.plan");
@@ -137,7 +137,9 @@ fn single_op_files_keep_their_pipeline_and_cover_is_refused_for_programs() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.contains("\"output\""), "{}", o.stdout);
 
+    // --cover on a program: a complete cover, loaded back (re-proved) by check.
     let programs = symstride::testing::spec_path("public_programs.json");
+    let cover = dir.join("c.plan");
     let o = run(&[
         "compile",
         s(&programs),
@@ -145,14 +147,16 @@ fn single_op_files_keep_their_pipeline_and_cover_is_refused_for_programs() {
         "glu_lastdim",
         "--cover",
         "-o",
-        s(&dir.join("c.plan")),
+        s(&cover),
     ]);
-    assert_ne!(o.code, 0);
-    assert!(
-        o.stderr.contains("--cover is not available for programs"),
-        "{}",
-        o.stderr
-    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("cover: complete"), "{}", o.stdout);
+    for bind in ["n=1,t=1", "n=0,t=3", "n=4,t=1", "n=3,t=4"] {
+        let o = run(&["check", s(&cover), "--bind", bind]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let got: Value = serde_json::from_str(o.stdout.trim()).unwrap();
+        assert_eq!(got["pass"], true, "{bind}: {got}");
+    }
 }
 
 #[test]

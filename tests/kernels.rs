@@ -570,3 +570,186 @@ fn cast_matrix_all_element_types() {
     row!(u8);
     row!(bool);
 }
+
+/// NCHW → NHWC of distinct values for channel count `c` (the narrow interleave for `c ≤ 8`),
+/// into an allocated and a given channels-last output, against the per-index reference.
+fn check_to_channels_last<S: Element, O: Element>(
+    n: i64,
+    c: i64,
+    h: i64,
+    w: i64,
+    threads: usize,
+    grain: usize,
+) {
+    let len = (n * c * h * w) as usize;
+    let x = Tensor::from_vec(
+        (0..len as i64).map(|v| S::cast_from(v % 251 + 1)).collect(),
+        &[n, c, h, w],
+    )
+    .unwrap();
+    let cfg = ExecConfig::default().with_grain_size(grain);
+    let out = Tensor::<O>::zeros(&[n, h, w, c])
+        .unwrap()
+        .permute(&[0, 3, 1, 2])
+        .unwrap();
+    pool(threads).install(|| {
+        kernel::copy_into(&out, &x, &cfg).unwrap();
+        let cl = x.to(MemoryFormat::ChannelsLast).unwrap();
+        for_each_index(&[n, c, h, w], |i| {
+            let want = O::cast_from(x.get(i).unwrap());
+            assert_eq!(out.get(i).unwrap(), want, "{n}x{c}x{h}x{w} at {i:?}");
+            assert_eq!(
+                O::cast_from(cl.get(i).unwrap()),
+                want,
+                "to() {n}x{c}x{h}x{w} at {i:?}"
+            );
+        });
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Every channel count 1..=8, odd spatial sizes (lengths not a multiple of the 4-wide
+    /// SSE blocks), 1-3 threads, f32 (SSE body), i32→i32, f64 and u8 (scalar bodies) and a cast.
+    #[test]
+    fn narrow_channel_conversion_matches_reference(
+        n in 1i64..3, c in 1i64..=8, h in 1i64..24, w in 1i64..40,
+        threads in 1usize..=3, grain in prop::sample::select(vec![16usize, 1000, 32768]),
+    ) {
+        check_to_channels_last::<f32, f32>(n, c, h, w, threads, grain);
+        check_to_channels_last::<i32, i32>(n, c, h, w, threads, grain);
+        check_to_channels_last::<f64, f64>(n, c, h, w, threads, grain);
+        check_to_channels_last::<u8, u8>(n, c, h, w, threads, grain);
+        check_to_channels_last::<i32, f32>(n, c, h, w, threads, grain);
+    }
+}
+
+/// Narrow conversions long enough for several interleave runs per channel row and several
+/// rayon tasks.
+#[test]
+fn narrow_channel_conversion_long_rows() {
+    for c in 1..=8 {
+        check_to_channels_last::<f32, f32>(2, c, 67, 131, 3, 64);
+    }
+    check_to_channels_last::<f64, f64>(3, 3, 97, 89, 2, 64);
+}
+
+/// A channels-last `[n, c, h, w]` operand plus a contiguous `[c, h, w]` operand broadcast
+/// over `n` (read with stride `h·w` along the innermost iteration dim, so it is re-laid out once
+/// when `n ≥ 4` and the work is above the grain): binary into an allocated and a given
+/// channels-last output, and a ternary op with the broadcast operand in every position.
+fn check_cl_bcast<T: NumElement>(n: i64, c: i64, h: i64, w: i64, threads: usize, grain: usize) {
+    let big = tensor_from::<T>(
+        &Lay {
+            sizes: vec![n, c, h, w],
+            strides: contiguous(&[n, c, h, w]),
+            offset: 0,
+        },
+        4,
+    )
+    .to(MemoryFormat::ChannelsLast)
+    .unwrap();
+    let small = tensor_from::<T>(
+        &Lay {
+            sizes: vec![c, h, w],
+            strides: contiguous(&[c, h, w]),
+            offset: 1,
+        },
+        5,
+    );
+    let cfg = ExecConfig::default().with_grain_size(grain);
+    let f = |x: T, y: T| x.mul(y).add(y);
+    let g = |x: T, y: T, z: T| x.add(y.mul(z)).sub(z);
+    let (vb, vs) = (storage_vec(&big), storage_vec(&small));
+    pool(threads).install(|| {
+        let shape = [n, c, h, w];
+        let r = kernel::map2(&big, &small, &f, &cfg).unwrap();
+        let out = Tensor::<T>::zeros(&[n, h, w, c])
+            .unwrap()
+            .permute(&[0, 3, 1, 2])
+            .unwrap();
+        kernel::map2_out(&small, &big, &out, &f, &cfg).unwrap();
+        let r3 = kernel::map3(&small, &big, &small, &g, &cfg).unwrap();
+        let r3b = kernel::map3(&big, &small, &big, &g, &cfg).unwrap();
+        for_each_index(&shape, |i| {
+            let (x, y) = (at(&big, &vb, i), at(&small, &vs, i));
+            assert_eq!(r.get(i).unwrap(), f(x, y), "map2 at {i:?}");
+            assert_eq!(out.get(i).unwrap(), f(y, x), "map2_out at {i:?}");
+            assert_eq!(r3.get(i).unwrap(), g(y, x, y), "map3 at {i:?}");
+            assert_eq!(r3b.get(i).unwrap(), g(x, y, x), "map3 (middle) at {i:?}");
+        });
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// The re-laid-out broadcast operand (n ≥ 4, above the grain) and the plain strided loop
+    /// (n < 4 or below the grain), 1-3 threads, sizes not multiples of the vector width.
+    #[test]
+    fn relaid_out_broadcast_operand_matches_reference(
+        n in 1i64..7, c in 1i64..40, h in 1i64..8, w in 1i64..9,
+        threads in 1usize..=3, grain in prop::sample::select(vec![8usize, 64, 32768]),
+    ) {
+        check_cl_bcast::<f32>(n, c, h, w, threads, grain);
+        check_cl_bcast::<i64>(n, c, h, w, threads, grain);
+        check_cl_bcast::<u8>(n, c, h, w, threads, grain);
+    }
+}
+
+/// The bench's shape scaled down: 64 channels, several tiles of the re-layout copy.
+#[test]
+fn relaid_out_broadcast_operand_bench_shape() {
+    check_cl_bcast::<f32>(5, 64, 13, 11, 2, 256);
+    check_cl_bcast::<f64>(8, 3, 17, 19, 3, 64);
+}
+
+/// Outputs above the non-temporal threshold (8 MiB): contiguous binary, ternary and unary
+/// ops on lengths that are not a multiple of any vector width, 1-3 threads, against the
+/// element function; the output starts at an odd offset so the streamed rows have a head.
+#[test]
+fn large_contiguous_outputs_match_reference() {
+    fn check<T: NumElement>(n: usize) {
+        let a = Tensor::from_vec(
+            (0..n).map(|i| T::cast_from((i % 251) as i64)).collect(),
+            &[n as i64],
+        )
+        .unwrap();
+        let b = Tensor::from_vec(
+            (0..n).map(|i| T::cast_from((i % 13) as i64 + 1)).collect(),
+            &[n as i64],
+        )
+        .unwrap();
+        let (va, vb) = (a.to_vec().unwrap(), b.to_vec().unwrap());
+        let f = |x: T, y: T| x.mul(y).add(x);
+        let g = |x: T, y: T, z: T| x.add(y).mul(z);
+        let out = Tensor::from_storage(
+            Storage::from_vec(vec![T::ZERO; n + 3]),
+            &[n as i64],
+            &[1],
+            3,
+        )
+        .unwrap();
+        for threads in [1, 2, 3] {
+            let cfg = ExecConfig::default();
+            pool(threads).install(|| {
+                let r = kernel::map2(&a, &b, &f, &cfg).unwrap().to_vec().unwrap();
+                kernel::map3_out(&a, &b, &a, &out, &g, &cfg).unwrap();
+                let o = out.to_vec().unwrap();
+                let u = kernel::map1(&b, &|x: T| x.add(x), &cfg)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap();
+                for i in 0..n {
+                    assert_eq!(r[i], f(va[i], vb[i]), "map2 at {i} ({threads} threads)");
+                    assert_eq!(o[i], g(va[i], vb[i], va[i]), "map3 at {i}");
+                    assert_eq!(u[i], vb[i].add(vb[i]), "map1 at {i}");
+                }
+            });
+        }
+    }
+    check::<f32>((3 << 20) + 13);
+    check::<u8>((9 << 20) + 7);
+    check::<f64>((1 << 20) + 5 + (1 << 20));
+}

@@ -284,3 +284,41 @@ fn single_op_spec_as_a_program_matches_the_v1_pipeline() {
         }
     }
 }
+
+/// Concurrent dispatch (hits and misses from four threads) gives the results of serial use:
+/// every call's values equal a fresh concrete run, and every binding is cached once.
+#[test]
+fn concurrent_dispatch_equals_serial() {
+    let p = program("softmax_lastdim");
+    let d = ProgramDispatcher::new(ProgramArtifact::compile(&p).unwrap()).unwrap();
+    let points = grid(p.symbols.len(), 3);
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (d, p, points) = (&d, &p, &points);
+            s.spawn(move || {
+                let mut out = Vec::new();
+                for pt in points.iter().skip(t).chain(points.iter()) {
+                    let l = input_layouts(p, pt).unwrap();
+                    let refs: Vec<(&[i64], &[i64])> =
+                        l.iter().map(|(a, b)| (&a[..], &b[..])).collect();
+                    match (d.dispatch(&refs, &mut out), concrete(p, &bind(p, pt))) {
+                        (Ok(_), Ok(c)) => assert_eq!(out, c, "{pt:?}"),
+                        (Err(x), Err(y)) => assert_eq!(x.category(), y.category()),
+                        (x, y) => panic!("{pt:?}: {:?} vs {:?}", x.err(), y.err()),
+                    }
+                }
+            });
+        }
+    });
+    // Every cached specialization is admitted by some binding no earlier one admits.
+    let a = d.to_artifact();
+    for (k, s) in a.specializations.iter().enumerate() {
+        assert!(
+            points.iter().any(|pt| s.admits(pt).unwrap()
+                && a.specializations[..k]
+                    .iter()
+                    .all(|e| !e.admits(pt).unwrap())),
+            "specialization {k} is redundant"
+        );
+    }
+}

@@ -4,7 +4,11 @@
 use proptest::prelude::*;
 use serde_json::Value;
 use std::time::Instant;
-use symstride::program::{concrete, trace, Program, ProgramSpecialization, ProgramTrace};
+use symstride::aot::CoverOptions;
+use symstride::program::{
+    concrete, cover_program, program_uncovered_region, trace, Program, ProgramSpecialization,
+    ProgramTrace,
+};
 use symstride::sym::Bindings;
 
 fn coverage_lines() -> Vec<Value> {
@@ -54,19 +58,36 @@ fn traced_answer(p: &Program, t: &ProgramTrace, b: &Bindings) -> Value {
 /// the instantiated outputs equal PyTorch's (an error only with PyTorch's category); the
 /// concrete trace equals PyTorch at every row; guards and coverage compared with PyTorch's
 /// (at least PyTorch's coverage with at most its number of guards) and printed
-/// (`cargo test --test programs -- --nocapture`).
+/// (`cargo test --test programs -- --nocapture`). The cover (`cover_program`, sizes >= 0):
+/// proved complete (and re-proved from its traces), it admits every row binding, and the
+/// first admitting trace's outputs (or error category) are PyTorch's at every row; its
+/// trace count and compile time are printed in the same table.
 #[test]
 fn program_coverage_against_pytorch() {
     let lines = coverage_lines();
     assert_eq!(lines.len(), 10);
-    println!("| program | guards ours/PyTorch | coverage ours/PyTorch | trace time ours/PyTorch |");
-    println!("|---|---|---|---|");
+    println!("| program | guards ours/PyTorch | coverage ours/PyTorch | trace time ours/PyTorch | cover: specializations | cover: compile time |");
+    println!("|---|---|---|---|---|---|");
     for line in &lines {
         let p = Program::from_value(&line["spec"]).unwrap();
         let hints = p.hint_bindings();
         let start = Instant::now();
         let t = trace(&p, &hints).unwrap();
         let ours_s = start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        let cover = cover_program(&p, &CoverOptions::default()).unwrap();
+        let cover_s = start.elapsed().as_secs_f64();
+        assert!(
+            cover.complete,
+            "{}: cover incomplete: {:?}",
+            p.name, cover.uncovered
+        );
+        assert_eq!(
+            program_uncovered_region(&p, &cover.domain, &cover.traces),
+            None,
+            "{}: the cover's proof does not replay",
+            p.name
+        );
         let rows = line["rows"].as_array().unwrap();
         let mut admitted = 0usize;
         for row in rows {
@@ -81,6 +102,20 @@ fn program_coverage_against_pytorch() {
                 &eager, torch,
                 "{}: concrete at {:?}",
                 p.name, row["binding"]
+            );
+            let k = cover.admitting(&b).unwrap().unwrap_or_else(|| {
+                panic!(
+                    "{}: the cover admits no trace at {:?}",
+                    p.name, row["binding"]
+                )
+            });
+            assert_eq!(
+                &traced_answer(&p, &cover.traces[k], &b),
+                torch,
+                "{}: cover trace {k} (traced at {:?}) at {:?}",
+                p.name,
+                cover.traced_at[k],
+                row["binding"]
             );
             if t.admits(&b).unwrap() {
                 admitted += 1;
@@ -98,14 +133,16 @@ fn program_coverage_against_pytorch() {
         let torch_guards = line["torch_guards"].as_array().unwrap().len();
         let torch_s = line["torch_trace_s"].as_f64().unwrap();
         println!(
-            "| {} | {}/{} | {:.3}/{:.3} | {:.2} ms/{:.1} ms |",
+            "| {} | {}/{} | {:.3}/{:.3} | {:.2} ms/{:.1} ms | {} | {:.1} ms |",
             p.name,
             t.guards.len(),
             torch_guards,
             ours_cov,
             torch_cov,
             ours_s * 1e3,
-            torch_s * 1e3
+            torch_s * 1e3,
+            cover.traces.len(),
+            cover_s * 1e3
         );
         assert!(
             ours_cov >= torch_cov,
@@ -297,7 +334,9 @@ fn run_both(
     pool: &rayon::ThreadPool,
 ) -> Result<Option<symstride::program::RunStats>, String> {
     use symstride::kernel::ExecConfig;
-    use symstride::program::{execute, fill_inputs, run_program_stats, tensor_values};
+    use symstride::program::{
+        execute, fill_inputs, plan_fusion, run_program_fused, run_program_stats, tensor_values,
+    };
     let want = execute(p, b);
     let got = concrete(p, b).and_then(|values| {
         let inputs = fill_inputs(p, &values)?;
@@ -328,6 +367,39 @@ fn run_both(
                 if !same_values(&g, &w) {
                     return Err(format!(
                         "output `{}`: kernels {g:?} vs reference {w:?}",
+                        p.names[o]
+                    ));
+                }
+            }
+            // Fused (chains decided from the layouts) == the reference too.
+            let fusion = plan_fusion(p, &values);
+            let inputs = fill_inputs(p, &values).unwrap();
+            let cfg = ExecConfig::default().with_grain_size(8);
+            let (fused, fstats) = pool
+                .install(|| run_program_fused(p, &values, inputs, &fusion, &cfg))
+                .map_err(|e| format!("fused ({fusion}): {e}"))?;
+            let members: usize = fusion.chains.iter().map(|c| c.steps.len()).sum();
+            if fstats.fused_steps != members {
+                return Err(format!("{fusion}: {} steps ran fused", fstats.fused_steps));
+            }
+            for (&o, t) in p.outputs.iter().zip(&fused) {
+                let l = &values[o];
+                if t.sizes() != l.sizes.as_slice()
+                    || t.strides() != l.strides.as_slice()
+                    || t.dtype() != l.dtype
+                {
+                    return Err(format!(
+                        "fused output `{}`: layout {:?}/{:?} vs {:?}",
+                        p.names[o],
+                        t.sizes(),
+                        t.strides(),
+                        l
+                    ));
+                }
+                let (g, w) = (tensor_values(t).unwrap(), ex.values(o).unwrap());
+                if !same_values(&g, &w) {
+                    return Err(format!(
+                        "fused ({fusion}) output `{}`: {g:?} vs reference {w:?}",
                         p.names[o]
                     ));
                 }
@@ -576,4 +648,125 @@ proptest! {
             prop_assert!(false, "{} at {point:?}: {e}", p.name);
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The cover over random programs (the menu above): at random bindings (sizes 0..6),
+    /// a complete cover admits each one, and the first admitting trace's instantiated values
+    /// equal a fresh concrete trace (or both stop with the same error category).
+    #[test]
+    fn random_program_covers_answer_every_binding(
+        menu in proptest::collection::vec((0usize..16, any::<bool>()), 1..5),
+        hints in proptest::collection::vec(1i64..5, 3),
+        points in proptest::collection::vec(proptest::collection::vec(0i64..6, 3), 16),
+    ) {
+        use serde_json::json;
+        let mut steps = Vec::new();
+        let mut prev = "x".to_string();
+        for (i, (k, flag)) in menu.iter().enumerate() {
+            let name = format!("v{i}");
+            steps.push(random_step(*k, &name, &prev, *flag));
+            prev = name;
+        }
+        let spec = json!({
+            "inputs": [{"name": "x", "sizes": ["a", "b", "c"], "layout": "contiguous"}],
+            "hints": {"a": hints[0], "b": hints[1], "c": hints[2]},
+            "steps": steps,
+            "outputs": [prev],
+        });
+        let Ok(p) = Program::from_value(&spec) else { return Ok(()) };
+        let cover = cover_program(&p, &CoverOptions { zero: true, max_specializations: 64 }).unwrap();
+        if !cover.complete {
+            // Reported, not hidden: the regions left are named; nothing more to check.
+            prop_assert!(!cover.uncovered.is_empty());
+            return Ok(());
+        }
+        for pt in &points {
+            let b = Bindings::from_pairs([("a", pt[0]), ("b", pt[1]), ("c", pt[2])]);
+            let k = cover.admitting(&b).unwrap();
+            prop_assert!(k.is_some(), "{} at {:?}: complete cover admits nothing", spec, pt);
+            let t = &cover.traces[k.unwrap()];
+            match (&t.values, concrete(&p, &b)) {
+                (Ok(_), Ok(c)) => prop_assert_eq!(t.instantiate(&b).unwrap(), c, "{} at {:?}", spec, pt),
+                (Err(te), Err(ce)) => prop_assert_eq!(te.category(), ce.category(), "{} at {:?}", spec, pt),
+                (te, c) => prop_assert!(false, "{spec} at {pt:?}: trace {:?} vs concrete {:?}", te.as_ref().err(), c.err()),
+            }
+        }
+    }
+}
+
+/// The fusion decisions on the bench programs: softmax fuses `sub, exp` (the `exp` result
+/// has two readers, so it is materialized); layer norm fuses `add eps, sqrt`; the conv
+/// epilogue fuses `add, relu`. The plan decided on the symbolic trace equals the one at the
+/// concrete layouts, round-trips through JSON, and tampered plans are rejected.
+#[test]
+fn fusion_decisions_and_their_checks() {
+    use symstride::program::{check_fusion, plan_fusion, FusedChain, FusionPlan};
+    let softmax = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"}],
+            "hints": {"n": 4, "d": 8},
+            "steps": [{"let": "m", "op": "amax", "args": ["x", [-1]], "keepdim": true},
+                      {"let": "s", "op": "sub", "args": ["x", "m"]},
+                      {"let": "e", "op": "exp", "args": ["s"]},
+                      {"let": "z", "op": "sum", "args": ["e", [-1]], "keepdim": true},
+                      {"let": "y", "op": "div", "args": ["e", "z"]}],
+            "outputs": ["y"]}"#,
+    )
+    .unwrap();
+    let layernorm = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"}],
+            "hints": {"n": 4, "d": 8},
+            "steps": [{"let": "mu", "op": "mean", "args": ["x", [-1]], "keepdim": true},
+                      {"let": "c", "op": "sub", "args": ["x", "mu"]},
+                      {"let": "sq", "op": "mul", "args": ["c", "c"]},
+                      {"let": "var", "op": "mean", "args": ["sq", [-1]], "keepdim": true},
+                      {"let": "ve", "op": "add", "args": ["var", 1e-5]},
+                      {"let": "sd", "op": "sqrt", "args": ["ve"]},
+                      {"let": "y", "op": "div", "args": ["c", "sd"]}],
+            "outputs": ["y"]}"#,
+    )
+    .unwrap();
+    let epilogue = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n", 64, "h", "w"], "layout": "channels_last"},
+                       {"name": "bias", "sizes": [64, 1, 1], "layout": "contiguous"}],
+            "hints": {"n": 2, "h": 5, "w": 5},
+            "steps": [{"let": "y", "op": "add", "args": ["x", "bias"]},
+                      {"let": "r", "op": "relu", "args": ["y"]}],
+            "outputs": ["r"]}"#,
+    )
+    .unwrap();
+    for (p, want) in [
+        (&softmax, "steps 2-3 fused"),
+        (&layernorm, "steps 5-6 fused"),
+        (&epilogue, "steps 1-2 fused"),
+    ] {
+        let values = concrete(p, &p.hint_bindings()).unwrap();
+        let plan = plan_fusion(p, &values);
+        assert_eq!(plan.to_string(), want);
+        let t = trace(p, &p.hint_bindings()).unwrap();
+        assert_eq!(plan_fusion(p, t.values.as_ref().unwrap()), plan);
+        let json = serde_json::to_string(&plan).unwrap();
+        assert_eq!(serde_json::from_str::<FusionPlan>(&json).unwrap(), plan);
+        check_fusion(p, &values, &plan).unwrap();
+        for pool in pools() {
+            run_both(p, &p.hint_bindings(), pool).unwrap();
+        }
+    }
+    // Tampered plans: a member read twice (softmax's `e`), a reduction, an output member.
+    let values = concrete(&softmax, &softmax.hint_bindings()).unwrap();
+    for steps in [vec![1, 2, 4], vec![0, 1], vec![2, 4]] {
+        let bad = FusionPlan {
+            chains: vec![FusedChain {
+                steps: steps.clone(),
+            }],
+        };
+        assert!(check_fusion(&softmax, &values, &bad).is_err(), "{steps:?}");
+    }
+    let values = concrete(&epilogue, &epilogue.hint_bindings()).unwrap();
+    let both = FusionPlan {
+        chains: vec![FusedChain { steps: vec![1, 0] }],
+    };
+    assert!(check_fusion(&epilogue, &values, &both).is_err());
 }

@@ -110,6 +110,7 @@ mod exec;
 mod guards;
 mod memory;
 mod program;
+mod prover;
 mod retrace;
 mod spec;
 mod specialization;
@@ -118,7 +119,7 @@ mod trace;
 pub use artifact::{Artifact, CheckOutcome, ARTIFACT_FORMAT, FORMAT_VERSION};
 pub use cover::{
     compile_cover, compile_specializations, cover_domain, uncovered_region, CompileOptions,
-    Coverage,
+    CoverOptions, Coverage,
 };
 pub(crate) use dispatch::Binder;
 pub use dispatch::{empty_plan, DispatchStats, Dispatched, Dispatcher, Values};
@@ -126,6 +127,8 @@ pub use exec::{random_inputs, verify, Execution};
 pub use memory::{estimate_run_memory, fmt_bytes, parse_bytes, MemoryEstimate};
 pub(crate) use program::ExprProgram;
 pub(crate) use retrace::{verify_stored, Mismatch, Pairs, Retrace};
+pub use prover::CoverTarget;
+pub(crate) use prover::{cover, equal_under, uncovered_by};
 pub use spec::{
     is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, COVER_10_SYMBOLS_SPEC_JSON,
     SEED_SPEC_JSON,

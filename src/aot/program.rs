@@ -54,6 +54,8 @@ pub(crate) struct ExprProgram {
     /// Initial register file (constants in place) for programs of at most `STACK_REGS`
     /// registers.
     init: [i64; STACK_REGS],
+    /// Initial register file (constants in place) for larger programs (empty otherwise).
+    init_heap: Vec<i64>,
     /// Register holding each expression's value.
     outs: Vec<u32>,
     exprs: Vec<Expr>,
@@ -231,10 +233,23 @@ impl ExprProgram {
                 _ => steps.push(((nsym + i) as u32, *ins)),
             }
         }
+        let n = nsym + b.instrs.len();
+        let init_heap = if n > STACK_REGS {
+            let mut v = vec![0i64; n];
+            for (i, ins) in b.instrs.iter().enumerate() {
+                if let Instr::Const(k) = ins {
+                    v[nsym + i] = *k;
+                }
+            }
+            v
+        } else {
+            Vec::new()
+        };
         Ok(ExprProgram {
             symbols: symbols.to_vec(),
             steps,
             init,
+            init_heap,
             instrs: b.instrs,
             outs,
             exprs,
@@ -284,12 +299,7 @@ impl ExprProgram {
         // a fresh one: no allocation once the buffer has grown.
         let mut heap = HEAP_REGS.with(std::cell::Cell::take);
         heap.clear();
-        heap.resize(n, 0);
-        for (i, ins) in self.instrs.iter().enumerate() {
-            if let Instr::Const(k) = ins {
-                heap[nsym + i] = *k;
-            }
-        }
+        heap.extend_from_slice(&self.init_heap);
         let r = self.eval_in(values, &mut heap, f);
         HEAP_REGS.with(|c| c.set(heap));
         r
@@ -537,6 +547,25 @@ mod tests {
             }
         }
         assert!(ExprProgram::new(&syms, vec![Expr::parse("z").unwrap()]).is_err());
+    }
+
+    #[test]
+    fn programs_beyond_the_stack_registers_match_exact() {
+        let syms = vec!["a".to_string(), "b".to_string()];
+        let exprs: Vec<Expr> = (0..40)
+            .map(|k| Expr::parse(&format!("{k}*a*b + {k}*a + Max(a, {k})")).unwrap())
+            .collect();
+        let p = ExprProgram::new(&syms, exprs.clone()).unwrap();
+        assert!(syms.len() + p.instrs.len() > STACK_REGS);
+        for (a, b) in [(3, 4), (0, 7), (i64::MAX / 8, 2), (i64::MAX, i64::MAX)] {
+            let bind = Bindings::from_pairs([("a", a), ("b", b)]);
+            let want: Result<Vec<i64>> = exprs.iter().map(|e| e.eval(&bind)).collect();
+            // Twice: the second call reuses the per-thread register buffer.
+            for _ in 0..2 {
+                let got = p.with_values(&[a, b], |v| (0..40).map(|k| v.get(k)).collect());
+                assert_eq!(got, want, "a={a} b={b}");
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,10 @@
 //!   equal under the stored guards): a changed expression that agrees only at the trace
 //!   point is caught.
 //!
+//! The verification is written once, generic over what is traced ([`Retrace`]): a
+//! single-op spec (its payload is the iterator plan) or a program (its payload is every
+//! value's layout, or the error the trace stopped with; see `program/artifact.rs`).
+//!
 //! Together these restore the soundness contract of [`Specialization`] for the stored
 //! guards: every binding they admit satisfies the traced guards, where the traced plan is
 //! the concrete build and the stored plan equals it.
@@ -35,7 +39,9 @@ use super::specialization::Specialization;
 use super::trace::trace_parts;
 use crate::error::{Error, Result};
 use crate::iter::Plan;
-use crate::sym::{decide_under_by_cases, Bindings, BoolExpr, Expr, Guard, Symbol};
+use crate::sym::{
+    decide_under_by_cases, Bindings, BoolExpr, CompiledGuards, Expr, Guard, GuardSet, Symbol,
+};
 use std::rc::Rc;
 
 /// At most this many traces per specialization (the first, plus those of split regions).
@@ -145,17 +151,16 @@ impl<S: Retrace> Verifier<'_, S> {
         why: Option<&Guard>,
     ) -> Result<Option<Rc<Traced<S::Payload>>>> {
         let syms = self.subject.symbols();
-        if let Some(t) = self
-            .traces
-            .iter()
-            .find(|t| holds(syms, facts, &t.traced_at))
-        {
+        // The region's facts compiled once: a point test is then a few nanoseconds, and
+        // the probe grid below examines up to thousands of points.
+        let region = Region::new(syms, facts);
+        if let Some(t) = self.traces.iter().find(|t| region.holds(&t.traced_at)) {
             return Ok(Some(Rc::clone(t)));
         }
-        let point = if holds(syms, facts, self.traced_at) {
+        let point = if region.holds(self.traced_at) {
             Some(self.traced_at.to_vec())
         } else {
-            find_point(self.subject, facts)
+            find_point(self.subject, &region)
         };
         let Some(point) = point else {
             if provably_empty(syms, facts) {
@@ -531,9 +536,45 @@ fn holds(spec: &[String], facts: &[&BoolExpr], point: &[i64]) -> bool {
     facts.iter().all(|f| f.eval(&b).unwrap_or(false))
 }
 
+/// A region's facts, ready to be tested at many points: compiled ([`CompiledGuards`]) when
+/// they compile, else evaluated exactly through [`Bindings`] (same answers: a fact that
+/// cannot be evaluated at a point does not hold there).
+struct Region<'a> {
+    symbols: &'a [String],
+    facts: &'a [&'a BoolExpr],
+    compiled: Option<CompiledGuards>,
+}
+
+impl<'a> Region<'a> {
+    fn new(symbols: &'a [String], facts: &'a [&'a BoolExpr]) -> Region<'a> {
+        let set = GuardSet::from(
+            facts
+                .iter()
+                .map(|f| Guard {
+                    cond: (*f).clone(),
+                    reason: String::new(),
+                })
+                .collect::<Vec<_>>(),
+        );
+        Region {
+            symbols,
+            facts,
+            compiled: set.compile(symbols).ok(),
+        }
+    }
+
+    /// Every fact holds at `point`.
+    fn holds(&self, point: &[i64]) -> bool {
+        match &self.compiled {
+            Some(c) => matches!(c.eval(point), Ok(None)),
+            None => holds(self.symbols, self.facts, point),
+        }
+    }
+}
+
 /// The first point of a probe grid (per symbol: its hint or a value >= 2, 1, a larger
 /// value, 0) where every fact holds and the subject's inputs are real tensors.
-fn find_point<S: Retrace>(subject: &S, facts: &[&BoolExpr]) -> Option<Vec<i64>> {
+fn find_point<S: Retrace>(subject: &S, region: &Region) -> Option<Vec<i64>> {
     let values: Vec<[i64; 4]> = subject
         .hints()
         .iter()
@@ -552,7 +593,7 @@ fn find_point<S: Retrace>(subject: &S, facts: &[&BoolExpr]) -> Option<Vec<i64>> 
             point[i] = vs[r % 4];
             r /= 4;
         }
-        if holds(subject.symbols(), facts, &point) && subject.valid_point(&point) {
+        if region.holds(&point) && subject.valid_point(&point) {
             return Some(point);
         }
     }
@@ -569,5 +610,48 @@ fn fmt_point(spec: &[String], point: &[i64]) -> String {
         "the (symbol-free) spec".to_string()
     } else {
         parts.join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compiled point test answers exactly as the exact evaluation, including facts
+    /// that cannot be evaluated at a point (a division by a size that is 0 there).
+    #[test]
+    fn compiled_region_test_agrees_with_exact_evaluation() {
+        let spec = Spec::from_json(crate::aot::SEED_SPEC_JSON).unwrap();
+        let facts: Vec<BoolExpr> = [
+            "c >= 1",
+            "h != 1 || w == 0",
+            "c*h*w != 4",
+            "(c*w) // h >= 1",
+            "w <= h + 2",
+        ]
+        .iter()
+        .map(|f| BoolExpr::parse(f).unwrap())
+        .collect();
+        let refs: Vec<&BoolExpr> = facts.iter().collect();
+        for n in 1..=refs.len() {
+            let region = Region::new(&spec.symbols, &refs[..n]);
+            assert!(region.compiled.is_some());
+            let (mut yes, mut no) = (0, 0);
+            for c in 0..5 {
+                for h in 0..5 {
+                    for w in 0..5 {
+                        let p = [c, h, w];
+                        let exact = holds(&spec.symbols, &refs[..n], &p);
+                        assert_eq!(region.holds(&p), exact, "{n} facts at {p:?}");
+                        if exact {
+                            yes += 1
+                        } else {
+                            no += 1
+                        }
+                    }
+                }
+            }
+            assert!(yes > 0 && no > 0, "{n} facts: {yes} / {no}");
+        }
     }
 }

@@ -4,8 +4,12 @@
 //! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
 //! seed spec, no kernel), `compile_seed_spec` (one compile of that spec),
 //! `dispatch_cached_program` and `compile_program` (the same two for the 8-step demo
-//! program, every value's layout instantiated) and
-//! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed).
+//! program, every value's layout instantiated),
+//! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed);
+//! and the program scenarios of `bench/programs.rs` (softmax, layer norm, conv epilogue, step
+//! by step and fused).
+
+mod programs;
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -30,6 +34,16 @@ pub struct Args {
     /// Copy tile edge in elements (default: `ExecConfig`'s).
     #[arg(long)]
     pub tile: Option<usize>,
+    /// Print a Markdown table (scenario, median, GB/s, ratio to the parallel copy) for the
+    /// README's performance section.
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+    /// Time each run by the process's CPU time (all threads) divided by the thread count
+    /// instead of wall time: on a machine shared with other busy processes this counts only
+    /// the time the bench actually ran (idle rayon threads spinning are counted too). Linux
+    /// only; elsewhere wall time is used.
+    #[arg(long)]
+    pub cpu_time: bool,
     /// Only run scenarios whose name contains this string (include `memcpy_64MiB` for the
     /// ratios).
     #[arg(long)]
@@ -67,6 +81,7 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
     let mut v: Vec<Scenario> = Vec::new();
     let n16 = (1usize << 24) as f64;
     op_scenarios(&cfg, &mut v)?;
+    programs::scenarios(&cfg, &mut v)?;
 
     let (a, b) = (tensor(&[64, 64, 64, 64], 1)?, tensor(&[64, 64, 64, 64], 2)?);
     {
@@ -370,6 +385,35 @@ fn op_scenarios(cfg: &ExecConfig, v: &mut Vec<Scenario>) -> Result<()> {
             Ok(())
         }),
     });
+    // One contiguous binary op per dtype of the op table (issue 15): 16M elements, the
+    // inputs and output in the op's dtypes (bytes: two reads and one write).
+    macro_rules! per_dtype {
+        ($name:literal, $op:expr, $t:ty, $out_bytes:expr, |$x:ident| $conv:expr) => {{
+            let make = |seed: u64| -> Result<AnyTensor> {
+                let data: Vec<$t> = random(n, seed).into_iter().map(|$x| $conv).collect();
+                Ok(Tensor::from_vec(data, &sizes)?.into())
+            };
+            let (a, b) = (make(31)?, make(32)?);
+            let c = cfg.clone();
+            let e = std::mem::size_of::<$t>() as f64;
+            v.push(Scenario {
+                name: $name,
+                bytes: (2.0 * e + $out_bytes) * n as f64,
+                inner: 1,
+                run: Box::new(move || {
+                    let inputs = [Input::Tensor(a.clone()), Input::Tensor(b.clone())];
+                    black_box(op::call($op, &inputs, Output::New, &c)?);
+                    Ok(())
+                }),
+            });
+        }};
+    }
+    per_dtype!("add_f64_16M", Op::Add, f64, 8.0, |x| x as f64);
+    per_dtype!("add_u8_16M", Op::Add, u8, 1.0, |x| (x * 500.0) as i64 as u8);
+    per_dtype!("mul_i64_16M", Op::Mul, i64, 8.0, |x| (x * 1e6) as i64);
+    per_dtype!("eq_f32_16M", Op::Eq, f32, 1.0, |x| (x * 8.0).round());
+    per_dtype!("logical_and_bool_16M", Op::LogicalAnd, bool, 1.0, |x| x
+        > 0.0);
     let cond: AnyTensor =
         Tensor::from_vec(random(n, 23).into_iter().map(|x| x > 0.0).collect(), &sizes)?.into();
     let (x, y): (AnyTensor, AnyTensor) = (tensor(&sizes, 24)?.into(), tensor(&sizes, 25)?.into());
@@ -389,6 +433,30 @@ fn op_scenarios(cfg: &ExecConfig, v: &mut Vec<Scenario>) -> Result<()> {
         }),
     });
     Ok(())
+}
+
+/// CPU time used so far by all threads of this process (`CLOCK_PROCESS_CPUTIME_ID`).
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn process_cpu_seconds() -> Option<f64> {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
+    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: clock_gettime writes one `struct timespec` (two 64-bit fields on the 64-bit Linux
+    // targets this is compiled for) to a valid, exclusively borrowed location.
+    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    (rc == 0).then_some(ts.sec as f64 + ts.nsec as f64 * 1e-9)
+}
+/// Not available: wall time is used.
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn process_cpu_seconds() -> Option<f64> {
+    None
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -412,10 +480,16 @@ fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64, f64)>> {
         }
         (s.run)()?; // warm-up (page faults, pool fill)
         let mut times = Vec::with_capacity(reps);
+        let threads = rayon::current_num_threads() as f64;
         for _ in 0..reps.max(1) {
             let t0 = Instant::now();
+            let c0 = args.cpu_time.then(process_cpu_seconds).flatten();
             (s.run)()?;
-            times.push(t0.elapsed().as_secs_f64() / s.inner as f64);
+            let dt = match (c0, args.cpu_time.then(process_cpu_seconds).flatten()) {
+                (Some(a), Some(b)) => (b - a) / threads,
+                _ => t0.elapsed().as_secs_f64(),
+            };
+            times.push(dt / s.inner as f64);
         }
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);
         out.push((s.name, median(times), min, s.bytes));
@@ -453,9 +527,46 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         .map(|r| r.3 / r.1 / 1e9)
         .unwrap_or(f64::NAN);
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
+    let fmt_time = |t: f64| {
+        if t < 1e-3 {
+            format!("{:.2} us", t * 1e6)
+        } else {
+            format!("{:.3} ms", t * 1e3)
+        }
+    };
+    if args.markdown {
+        println!(
+            "Produced by `symstride bench --markdown --threads {threads} --reps {}{}` (median of {} runs{}; \"vs copy\" is the scenario's bandwidth over `{COPY_REFERENCE}`'s, a {threads}-thread copy of 64 MiB measured in the same run).",
+            args.reps,
+            if args.cpu_time { " --cpu-time" } else { "" },
+            args.reps,
+            if args.cpu_time { ", process CPU time / threads" } else { "" },
+        );
+        println!();
+        println!("| scenario | median | GB/s | vs copy |");
+        println!("|---|---:|---:|---:|");
+        for &(name, t, _, bytes) in &results {
+            if bytes == 0.0 {
+                println!("| `{name}` | {} | - | - |", fmt_time(t));
+            } else {
+                let gbs = bytes / t / 1e9;
+                println!(
+                    "| `{name}` | {} | {gbs:.2} | {:.2}x |",
+                    fmt_time(t),
+                    gbs / memcpy_gbs
+                );
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     println!(
-        "symstride bench: f32, {threads} thread(s), median of {} runs",
-        args.reps
+        "symstride bench: {threads} thread(s), median of {} runs{}",
+        args.reps,
+        if args.cpu_time {
+            " (process CPU time / threads)"
+        } else {
+            ""
+        }
     );
     println!(
         "reference: {COPY_REFERENCE} is a {threads}-thread copy of 64 MiB measured in this run; \"vs copy\" is each scenario's GB/s over its GB/s"
@@ -464,13 +575,6 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         "{:<24} {:>12} {:>10} {:>12} {:>12}",
         "scenario", "median", "GB/s", "vs copy", "min"
     );
-    let fmt_time = |t: f64| {
-        if t < 1e-3 {
-            format!("{:.2} us", t * 1e6)
-        } else {
-            format!("{:.3} ms", t * 1e3)
-        }
-    };
     for &(name, t, min, bytes) in &results {
         if bytes == 0.0 {
             // Scenarios that move no tensor data (dispatch, compile): time only.

@@ -88,7 +88,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         message: e.to_string(),
     })?;
     if let Some(v) = super::program::program_value(&text, args.name.as_deref()) {
-        return super::program::compile(&v, &args.output, args.cover);
+        let cover = args.cover.then(|| symstride::aot::CoverOptions {
+            zero: !args.no_zero,
+            ..symstride::aot::CoverOptions::default()
+        });
+        return super::program::compile(&v, &args.output, cover);
     }
     let spec = pick_spec(&text, args.name.as_deref(), &args.spec).map_err(|e| match e {
         Error::Parse { what, message } => Error::Parse {

@@ -8,10 +8,12 @@ use super::run::{fmt_time, Progress};
 use serde_json::{json, Map, Value as Json};
 use std::process::ExitCode;
 use std::time::Instant;
-use symstride::aot::fmt_bytes;
+use symstride::aot::{fmt_bytes, CoverOptions};
+use symstride::kernel::ExecConfig;
+use symstride::program::golden::TOLERANCE;
 use symstride::program::{
-    execute, input_layouts, Program, ProgramArtifact, ProgramDispatch, ProgramDispatcher, Value,
-    DEMO_PROGRAM_JSON,
+    execute, fill_inputs, input_layouts, tensor_values, Program, ProgramArtifact, ProgramDispatch,
+    ProgramDispatcher, Value, DEMO_PROGRAM_JSON,
 };
 use symstride::sym::Bindings;
 use symstride::tensor::Scalar;
@@ -32,17 +34,18 @@ pub fn program_value(text: &str, name: Option<&str>) -> Option<Json> {
     item.get("steps").is_some().then_some(item)
 }
 
-/// `compile` of a program.
-pub fn compile(v: &Json, output: &std::path::Path, cover: bool) -> Result<ExitCode> {
-    if cover {
-        return Err(Error::invalid(
-            "--cover is not available for programs yet (a program artifact holds one \
-             specialization per trace; dispatch re-traces bindings it does not admit)",
-        ));
-    }
+/// `compile` of a program (`cover`: the `--cover` options).
+pub fn compile(
+    v: &Json,
+    output: &std::path::Path,
+    cover: Option<CoverOptions>,
+) -> Result<ExitCode> {
     let p = Program::from_value(v)?;
     let start = Instant::now();
-    let a = ProgramArtifact::compile(&p)?;
+    let a = match &cover {
+        Some(o) => ProgramArtifact::compile_cover(&p, o)?,
+        None => ProgramArtifact::compile(&p)?,
+    };
     let elapsed = start.elapsed();
     a.save(output)?;
     println!(
@@ -57,25 +60,42 @@ pub fn compile(v: &Json, output: &std::path::Path, cover: bool) -> Result<ExitCo
         a.specializations.len(),
         output.display()
     );
-    let s = &a.specializations[0];
-    let (exprs, steps) = s.program_size();
-    if let Some(e) = s.error() {
-        println!("  every admitted binding fails: {e}");
-    } else {
+    for (k, s) in a.specializations.iter().enumerate().take(8) {
+        let guards: Vec<String> = s.guards.iter().map(|g| g.cond.to_string()).collect();
+        let (exprs, steps) = s.program_size();
         println!(
-            "  {exprs} layout expressions of {} values in one straight-line program of {steps} steps",
-            p.names.len()
+            "  [{k}] {}",
+            if guards.is_empty() {
+                "(no guards)".to_string()
+            } else {
+                guards.join(", ")
+            }
+        );
+        match s.error() {
+            Some(e) => println!("      every admitted binding fails with a {} error", e.category()),
+            None => println!(
+                "      {exprs} layout expressions of {} values in one straight-line program of {steps} steps",
+                p.names.len()
+            ),
+        }
+    }
+    if a.specializations.len() > 8 {
+        println!(
+            "  ... {} more (symstride guards {})",
+            a.specializations.len() - 8,
+            output.display()
         );
     }
-    let guards: Vec<String> = s.guards.iter().map(|g| g.cond.to_string()).collect();
-    println!(
-        "  [0] {}",
-        if guards.is_empty() {
-            "(no guards)".to_string()
+    if let Some(c) = &a.coverage {
+        if c.complete {
+            println!("  cover: complete (proved for every binding of the domain)");
         } else {
-            guards.join(", ")
+            println!("  cover: INCOMPLETE, not proved for:");
+            for r in &c.uncovered {
+                println!("    {r}");
+            }
         }
-    );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -255,16 +275,40 @@ fn scalar_json(s: Scalar) -> Json {
     }
 }
 
-/// Bytes the run allocates: every storage (inputs and the values that allocate) as the
-/// reference executor holds them.
-fn run_bytes(vals: &[Value<i64>]) -> u64 {
-    let elements: u64 = vals
-        .iter()
-        .enumerate()
-        .filter(|(k, v)| v.storage == *k)
-        .map(|(_, v)| v.storage_numel.max(0) as u64)
-        .sum();
-    elements.saturating_mul(std::mem::size_of::<Scalar>() as u64)
+/// Bytes a run allocates, before allocating: every storage (inputs and the values that
+/// allocate) in its dtype for the kernel run (an upper bound: dead buffers are reused), and
+/// as the reference executor holds them (one `Scalar` per element) when verifying.
+fn run_bytes(vals: &[Value<i64>], verify: bool) -> u64 {
+    let mut bytes = 0u64;
+    for (k, v) in vals.iter().enumerate() {
+        if v.storage == k {
+            let n = v.storage_numel.max(0) as u64;
+            bytes = bytes.saturating_add(n.saturating_mul(v.dtype.element_size() as u64));
+            if verify {
+                bytes =
+                    bytes.saturating_add(n.saturating_mul(std::mem::size_of::<Scalar>() as u64));
+            }
+        }
+    }
+    bytes
+}
+
+fn as_f64(s: Scalar) -> f64 {
+    match s {
+        Scalar::Float(f) => f,
+        Scalar::Int(i) => i as f64,
+        Scalar::Bool(v) => f64::from(u8::from(v)),
+    }
+}
+
+/// Same value up to the golden tolerances (floats), exactly otherwise.
+fn close(a: Scalar, b: Scalar) -> bool {
+    match (a, b) {
+        (Scalar::Float(x), Scalar::Float(y)) => {
+            x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= TOLERANCE + TOLERANCE * y.abs()
+        }
+        _ => as_f64(a) == as_f64(b),
+    }
 }
 
 /// What `run` needs from its arguments.
@@ -273,14 +317,18 @@ pub struct RunOptions {
     pub pairs: Vec<(String, i64)>,
     /// Print the outputs' values as JSON.
     pub values: bool,
-    /// Skip the check of the dispatched layouts against the reference executor's.
+    /// Skip the check against the step-by-step reference executor.
     pub no_verify: bool,
+    /// Kernel threads (`None`: the global pool).
+    pub threads: Option<usize>,
     /// Allocation limit in bytes and where it comes from.
     pub limit: (u64, String),
 }
 
 /// `run` of a program artifact: bind, dispatch (every value's layout), refuse above the
-/// memory limit, execute on inputs made by the golden fill formula, print the outputs.
+/// memory limit, make the inputs with the golden fill formula, run every step through the
+/// vectorized kernels, verify the outputs against the step-by-step reference executor
+/// (unless `--no-verify`), print them.
 pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
     let p = a.program.clone();
     let values = values_from_pairs(&p, &o.pairs)?;
@@ -298,44 +346,71 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
     let t = Instant::now();
     let dispatched = d.dispatch(&refs, &mut vals)?;
     let dispatch_time = t.elapsed();
-    let needed = run_bytes(&vals);
+    let verify = !o.no_verify;
+    let needed = run_bytes(&vals, verify);
     let (limit, source) = &o.limit;
     if needed > *limit {
         return Err(Error::Limit {
             message: format!(
-                "run at {binding} would allocate {} (every storage), more than the limit of {} ({source})",
+                "run at {binding} would allocate {} (every storage{}), more than the limit of {} ({source}){}",
                 fmt_bytes(needed),
-                fmt_bytes(*limit)
+                if verify { ", and the reference check's copies" } else { "" },
+                fmt_bytes(*limit),
+                if verify {
+                    format!("; --no-verify would need {}", fmt_bytes(run_bytes(&vals, false)))
+                } else {
+                    String::new()
+                }
             ),
         });
     }
     let progress = Progress::start("symstride run");
-    progress.set("executing every step");
-    let b = Bindings::from_pairs(
-        p.symbols
-            .iter()
-            .map(String::as_str)
-            .zip(values.iter().copied()),
-    );
+    progress.set("building inputs");
+    let inputs = fill_inputs(&p, &vals)?;
+    progress.set("executing every step through the kernels");
+    let cfg = ExecConfig::default();
     let t = Instant::now();
-    let ex = execute(&p, &b)?;
+    let (outs, _) = super::run::with_threads(o.threads, || d.run(inputs, &cfg))??;
     let exec_time = t.elapsed();
-    drop(progress);
-    if !o.no_verify && ex.layouts != vals {
-        return Err(Error::invalid(format!(
-            "the dispatched layouts differ from the reference executor's at {binding}"
-        )));
+    let mut checked = 0usize;
+    if verify {
+        progress.set("verifying against the step-by-step reference");
+        let b = Bindings::from_pairs(
+            p.symbols
+                .iter()
+                .map(String::as_str)
+                .zip(values.iter().copied()),
+        );
+        let ex = execute(&p, &b)?;
+        for (t, &k) in outs.iter().zip(&p.outputs) {
+            let (got, want) = (tensor_values(t)?, ex.values(k)?);
+            if got.len() != want.len() {
+                return Err(Error::invalid(format!(
+                    "output `{}`: {} elements, the reference has {}",
+                    p.names[k],
+                    got.len(),
+                    want.len()
+                )));
+            }
+            if let Some(i) = (0..got.len()).find(|&i| !close(got[i], want[i])) {
+                return Err(Error::invalid(format!(
+                    "output `{}` element {i}: {:?} but the reference computes {:?}",
+                    p.names[k], got[i], want[i]
+                )));
+            }
+            checked += got.len();
+        }
     }
+    drop(progress);
     if o.values {
         let mut m = Map::new();
-        for &k in &p.outputs {
-            let l = &vals[k];
+        for (t, &k) in outs.iter().zip(&p.outputs) {
             m.insert(
                 p.names[k].clone(),
                 json!({
-                    "sizes": l.sizes, "strides": l.strides, "dtype": l.dtype.name(),
-                    "offset": l.offset,
-                    "values": ex.values(k)?.into_iter().map(scalar_json).collect::<Vec<_>>(),
+                    "sizes": t.sizes(), "strides": t.strides(), "dtype": vals[k].dtype.name(),
+                    "offset": vals[k].offset,
+                    "values": tensor_values(t)?.into_iter().map(scalar_json).collect::<Vec<_>>(),
                 }),
             );
         }
@@ -349,13 +424,13 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
     for (i, (s, t)) in layouts.iter().enumerate() {
         println!("  input {i} (`{}`): sizes {s:?} strides {t:?}", p.names[i]);
     }
-    for &k in &p.outputs {
+    for (t, &k) in outs.iter().zip(&p.outputs) {
         let l = &vals[k];
         println!(
             "  output `{}`: sizes {:?} strides {:?} offset {} {}{}",
             p.names[k],
-            l.sizes,
-            l.strides,
+            t.sizes(),
+            t.strides(),
             l.offset,
             l.dtype.name(),
             l.aliases(k)
@@ -375,15 +450,15 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
         fmt_time(dispatch_time)
     );
     println!(
-        "  executed by the step-by-step reference executor in {} ({} allocated){}",
+        "  executed through the kernels in {} (at most {} allocated)",
         fmt_time(exec_time),
-        fmt_bytes(needed),
-        if o.no_verify {
-            "; layouts not verified (--no-verify)"
-        } else {
-            "; dispatched layouts verified against it"
-        }
+        fmt_bytes(run_bytes(&vals, false))
     );
+    if verify {
+        println!("  verified {checked} output elements against the step-by-step reference");
+    } else {
+        println!("  not verified (--no-verify)");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -407,8 +482,13 @@ pub fn demo() -> Result<()> {
     );
     print!("{}", describe(&a));
     let d = ProgramDispatcher::new(a)?;
-    println!("\n== dispatch and execute (reference executor), softmax rows summed");
+    println!(
+        "\n== dispatch and execute through the kernels; every output checked against the \
+         step-by-step reference, softmax rows summed"
+    );
     let pi = p.names.iter().position(|n| n == "p").unwrap_or(0);
+    let po = p.outputs.iter().position(|&o| o == pi).unwrap_or(0);
+    let cfg = ExecConfig::default();
     for (b, s, what) in [
         (2, 5, "the hints"),
         (4, 7, "other sizes, same guards"),
@@ -420,25 +500,23 @@ pub fn demo() -> Result<()> {
         let layouts = input_layouts(&p, &vals_in)?;
         let refs: Vec<(&[i64], &[i64])> = layouts.iter().map(|(x, y)| (&x[..], &y[..])).collect();
         let mut vals = Vec::new();
+        // The dispatch that serves the call (a miss re-traces here); `run` then hits.
         let r = d.dispatch(&refs, &mut vals)?;
+        let (outs, _) = d.run(fill_inputs(&p, &vals)?, &cfg)?;
         let ex = execute(
             &p,
             &Bindings::from_pairs(p.symbols.iter().map(String::as_str).zip(vals_in)),
         )?;
-        if ex.layouts != vals {
-            return Err(Error::invalid(format!(
-                "dispatched layouts differ from the concrete run at b={b}, s={s}"
-            )));
+        for (t, &k) in outs.iter().zip(&p.outputs) {
+            let (got, want) = (tensor_values(t)?, ex.values(k)?);
+            if got.len() != want.len() || got.iter().zip(&want).any(|(x, y)| !close(*x, *y)) {
+                return Err(Error::invalid(format!(
+                    "output `{}` differs from the reference at b={b}, s={s}",
+                    p.names[k]
+                )));
+            }
         }
-        let probs: Vec<f64> = ex
-            .values(pi)?
-            .into_iter()
-            .map(|x| match x {
-                Scalar::Float(f) => f,
-                Scalar::Int(i) => i as f64,
-                Scalar::Bool(v) => f64::from(u8::from(v)),
-            })
-            .collect();
+        let probs: Vec<f64> = tensor_values(&outs[po])?.into_iter().map(as_f64).collect();
         let worst = probs
             .chunks(16)
             .map(|row| (row.iter().sum::<f64>() - 1.0).abs())
@@ -455,8 +533,8 @@ pub fn demo() -> Result<()> {
     }
     let st = d.stats();
     println!(
-        "  dispatcher: {} hits, {} misses, {} specializations cached",
-        st.hits, st.misses, st.specializations
+        "  dispatcher: {} misses (re-traced), {} specializations cached",
+        st.misses, st.specializations
     );
     let mut pd = ProgramDispatch::new()?;
     let n = 200_000;

@@ -259,6 +259,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 pairs,
                 values: args.values,
                 no_verify: args.no_verify,
+                threads: resolve_threads(args.threads),
                 limit: memory_limit(&args.max_memory)?,
             };
             return super::program::run(a, &options);

@@ -3,7 +3,7 @@
 
 use super::config::ExecConfig;
 use super::exec::{prepare, Prepared};
-use super::loops::{run_prepared1, Map1};
+use super::loops::{run_prepared1, store_fence, stream_output, Map1};
 use crate::iter::Plan;
 use crate::tensor::{borrow_all, Element, Storage};
 use crate::Result;
@@ -59,9 +59,21 @@ pub fn execute_copy<S: Element, O: Element>(
     cfg: &ExecConfig,
 ) -> Result<()> {
     let raws = [out.raw(), src.raw()];
-    let mut p = prepare(plan, &raws, 1)?;
+    let p = prepare(plan, &raws, 1)?;
     let _g = borrow_all(&raws, 1)?;
-    if let Some(k) = tile_partner::<S, O>(&p, cfg) {
+    copy_prepared::<S, O>(p, cfg);
+    Ok(())
+}
+
+/// The copy of [`execute_copy`] over a validated plan whose storages the caller has borrowed
+/// (output exclusively): the narrow interleave, tiles, or the plain unary loop.
+pub(crate) fn copy_prepared<S: Element, O: Element>(mut p: Prepared<2>, cfg: &ExecConfig) {
+    if let Some(k) = narrow_partner::<S, O>(&p) {
+        // NCHW → NHWC with C ≤ 8: interleave C source rows into one output stream.
+        p.shape.swap(1, k);
+        p.strides.swap(1, k);
+        narrow_copy::<S, O>(&p, cfg);
+    } else if let Some(k) = tile_partner::<S, O>(&p, cfg) {
         // Iteration order of a copy is free: bring the source's fastest dim next to dim 0.
         p.shape.swap(1, k);
         p.strides.swap(1, k);
@@ -69,7 +81,172 @@ pub fn execute_copy<S: Element, O: Element>(
     } else {
         run_prepared1(&p, &Cast::<S, O>::default(), cfg);
     }
-    Ok(())
+}
+
+/// Largest inner dimension handled by [`narrow_copy`] (the channel count of NCHW → NHWC).
+const NARROW_MAX: usize = 8;
+/// Source elements per channel row in one unit of [`narrow_copy`] work.
+const NARROW_RUN: usize = 4096;
+
+/// The dimension `k` for the narrow interleave: the output is contiguous along dim 0 of at most
+/// [`NARROW_MAX`] elements (the channels) and along `k` with stride `shape[0]` elements (the
+/// output is `[.., k, 0]` dense), while the source is contiguous along `k`.
+fn narrow_partner<S: Element, O: Element>(p: &Prepared<2>) -> Option<usize> {
+    let (eo, es) = (size_of::<O>() as isize, size_of::<S>() as isize);
+    let c = *p.shape.first()?;
+    if p.shape.len() < 2 || !(2..=NARROW_MAX).contains(&c) || p.strides[0][0] != eo {
+        return None;
+    }
+    if p.strides[0][1] == es {
+        return None;
+    }
+    (1..p.shape.len())
+        .find(|&d| p.strides[d][1] == es && p.strides[d][0] == c as isize * eo && p.shape[d] >= 16)
+}
+
+/// Copy where dims 0 (`c` ≤ [`NARROW_MAX`] channels, contiguous in the output) and 1 (contiguous
+/// in the source, stride `c` elements in the output) form one dense output run: each unit reads
+/// `c` source rows of up to [`NARROW_RUN`] elements side by side and writes their interleave
+/// as one contiguous output stream. Units are `(outer index, run)` pairs; ranges of units go
+/// to rayon tasks.
+fn narrow_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
+    let (c, n1) = (p.shape[0], p.shape[1]);
+    let runs = n1.div_ceil(NARROW_RUN);
+    let outer: usize = p.shape[2..].iter().product();
+    let units = runs * outer;
+    let run_units = |u0: usize, u1: usize| {
+        let mut idx = vec![0usize; p.shape.len()];
+        for u in u0..u1 {
+            let (r, mut o) = (u % runs, u / runs);
+            for (i, &s) in idx.iter_mut().zip(&p.shape).skip(2) {
+                *i = o % s;
+                o /= s;
+            }
+            idx[1] = r * NARROW_RUN;
+            let len = NARROW_RUN.min(n1 - idx[1]);
+            let base = p.ptrs_at(&idx);
+            // SAFETY: indices [0, c) × [idx1, idx1 + len) × idx[2..] are inside the iteration
+            // space (Prepared invariant: in bounds, aligned); the output stride along dim 1 is
+            // `c` elements and along dim 0 one element (narrow_partner), so the unit writes the
+            // `c·len` output elements from base[0] on, disjoint from every other unit's.
+            unsafe { interleave::<S, O>(base[0] as *mut O, base[1], p.strides[0][1], c, len) };
+        }
+    };
+    let threads = rayon::current_num_threads();
+    let unit_elems = c * NARROW_RUN;
+    if units * unit_elems < 2 * cfg.grain() || threads <= 1 || units < 2 {
+        run_units(0, units);
+        return;
+    }
+    let per_task = (cfg.grain() / unit_elems)
+        .max(1)
+        .max(units.div_ceil(threads * cfg.tasks()));
+    let tasks = units.div_ceil(per_task);
+    (0..tasks)
+        .into_par_iter()
+        .for_each(|k| run_units(k * per_task, ((k + 1) * per_task).min(units)));
+}
+
+/// `dst[j·c + i] = cast(src[i·cs + j])` for `i < c`, `j < len`, monomorphized per channel count.
+///
+/// SAFETY: `dst[..c·len]` is writable and owned by the caller; source element `(i, j)` at byte
+/// `src + i·cs + j·size_of::<S>()` is readable for `i < c`, `j < len`; `2 ≤ c ≤ NARROW_MAX`.
+unsafe fn interleave<S: Element, O: Element>(
+    dst: *mut O,
+    src: *const u8,
+    cs: isize,
+    c: usize,
+    len: usize,
+) {
+    match c {
+        2 => interleave_c::<S, O, 2>(dst, src, cs, len),
+        3 => interleave_c::<S, O, 3>(dst, src, cs, len),
+        4 => interleave_c::<S, O, 4>(dst, src, cs, len),
+        5 => interleave_c::<S, O, 5>(dst, src, cs, len),
+        6 => interleave_c::<S, O, 6>(dst, src, cs, len),
+        7 => interleave_c::<S, O, 7>(dst, src, cs, len),
+        _ => interleave_c::<S, O, 8>(dst, src, cs, len),
+    }
+}
+
+/// [`interleave`] for a compile-time channel count `C`. SAFETY: as for [`interleave`].
+#[inline(always)]
+unsafe fn interleave_c<S: Element, O: Element, const C: usize>(
+    dst: *mut O,
+    src: *const u8,
+    cs: isize,
+    len: usize,
+) {
+    let rows: [*const S; C] = std::array::from_fn(|i| src.offset(i as isize * cs) as *const S);
+    #[allow(unused_mut)]
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if size_of::<S>() == 4 && TypeId::of::<S>() == TypeId::of::<O>() {
+        // SAFETY: S == O is a 4-byte plain-data type: moving its bits through f32 lanes
+        // (loads, shuffles, stores only) copies it exactly; bounds as for the caller.
+        done = interleave_sse::<C>(
+            dst as *mut f32,
+            std::array::from_fn(|i| rows[i] as *const f32),
+            len,
+        );
+    }
+    for j in done..len {
+        for (i, r) in rows.iter().enumerate() {
+            dst.add(j * C + i).write(O::cast_from(*r.add(j)));
+        }
+    }
+}
+
+/// The 4-byte same-type body of [`interleave_c`]: 4 positions `j` at a time, channel groups
+/// of 4 transposed with SSE (rows past `C` are zeros), each position's channels stored with one
+/// or two 16-byte stores. With `C` not a multiple of 4 a store runs past the position's `C`
+/// channels into the next position's, which a later store (in program order) overwrites; the
+/// loop stops while every such store still ends inside `dst[..C·len]`. Returns how many
+/// positions were written (the caller finishes the rest).
+///
+/// SAFETY: as for [`interleave`], with `C ≤ 8`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn interleave_sse<const C: usize>(
+    dst: *mut f32,
+    rows: [*const f32; C],
+    len: usize,
+) -> usize {
+    use std::arch::x86_64::*;
+    let groups = C.div_ceil(4);
+    let mut j = 0;
+    // the last store of a block ends at (j+3)·C + 4·groups elements
+    while (j + 3) * C + 4 * groups <= len * C {
+        // out[g][k]: channels 4g..4g+4 of position j + k
+        let mut out = [[_mm_setzero_ps(); 4]; 2];
+        for (g, og) in out.iter_mut().enumerate().take(groups) {
+            let v: [__m128; 4] = std::array::from_fn(|k| {
+                let i = 4 * g + k;
+                if i < C {
+                    _mm_loadu_ps(rows[i].add(j))
+                } else {
+                    _mm_setzero_ps()
+                }
+            });
+            let (t0, t1) = (_mm_unpacklo_ps(v[0], v[1]), _mm_unpacklo_ps(v[2], v[3]));
+            let (t2, t3) = (_mm_unpackhi_ps(v[0], v[1]), _mm_unpackhi_ps(v[2], v[3]));
+            *og = [
+                _mm_movelh_ps(t0, t1),
+                _mm_movehl_ps(t1, t0),
+                _mm_movelh_ps(t2, t3),
+                _mm_movehl_ps(t3, t2),
+            ];
+        }
+        // position by position, low channels first: a store's overhang into the next
+        // position is overwritten by that position's own stores
+        for k in 0..4 {
+            for (g, og) in out.iter().enumerate().take(groups) {
+                _mm_storeu_ps(dst.add((j + k) * C + 4 * g), og[k]);
+            }
+        }
+        j += 4;
+    }
+    j
 }
 
 /// The dimension along which the source is contiguous, if tiling pays off.
@@ -92,6 +269,7 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
     let outer: usize = p.shape[2..].iter().product();
     let units = blocks0 * blocks1 * outer;
     let unit_elems = t * t;
+    let stream = stream_output::<O>(p.numel);
     let run_units = |u0: usize, u1: usize| {
         let mut buf: Vec<MaybeUninit<O>> = Vec::with_capacity(t * t);
         // SAFETY: MaybeUninit needs no initialization.
@@ -111,7 +289,20 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
             // SAFETY: the tile covers indices [b0·t, b0·t+w) × [b1·t, b1·t+rows) × idx[2..], all
             // inside the iteration space, so every pointer formed is in bounds (Prepared
             // invariant); units are disjoint, so are the output elements they write.
-            unsafe { copy_tile::<S, O>(base, &p.strides[0], &p.strides[1], w, rows, &mut buf) };
+            unsafe {
+                copy_tile::<S, O>(
+                    base,
+                    &p.strides[0],
+                    &p.strides[1],
+                    w,
+                    rows,
+                    &mut buf,
+                    stream,
+                )
+            };
+        }
+        if stream {
+            store_fence();
         }
     };
     let threads = rayon::current_num_threads();
@@ -135,7 +326,9 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
 ///
 /// SAFETY: caller guarantees every element `base + i·s0 + j·s1` (i < n0, j < rows) is in
 /// bounds and aligned for both operands, `s0[0] == size_of::<O>()`, `s1[1] == size_of::<S>()`,
-/// and `buf.len() >= w * rows`.
+/// and `buf.len() >= w * rows`. With `stream`, output rows that are whole 64-byte-aligned
+/// lines are written with non-temporal stores, and the caller issues [`store_fence`] before
+/// its results are published.
 #[inline(never)]
 unsafe fn copy_tile<S: Element, O: Element>(
     base: [*mut u8; 2],
@@ -144,6 +337,7 @@ unsafe fn copy_tile<S: Element, O: Element>(
     w: usize,
     rows: usize,
     buf: &mut [MaybeUninit<O>],
+    stream: bool,
 ) {
     // phase 1: source rows (contiguous along j) into buf[j*w + i]
     #[cfg(target_arch = "x86_64")]
@@ -173,6 +367,25 @@ unsafe fn copy_tile<S: Element, O: Element>(
         // the tile is one contiguous block of the output (e.g. NCHW→NHWC with few channels)
         std::ptr::copy_nonoverlapping(b, base[0] as *mut O, w * rows);
     } else {
+        #[cfg(target_arch = "x86_64")]
+        if stream
+            && (w * size_of::<O>()).is_multiple_of(64)
+            && (base[0] as usize).is_multiple_of(64)
+            && s1[0] % 64 == 0
+        {
+            use std::arch::x86_64::*;
+            // Whole, aligned output lines: non-temporal stores skip the read for ownership
+            // of each line (the caller fences at the end of its range).
+            let lines = w * size_of::<O>() / 16;
+            for j in 0..rows {
+                let o = base[0].offset(j as isize * s1[0]) as *mut __m128i;
+                let r = b.add(j * w) as *const __m128i;
+                for k in 0..lines {
+                    _mm_stream_si128(o.add(k), _mm_loadu_si128(r.add(k)));
+                }
+            }
+            return;
+        }
         for j in 0..rows {
             let o = base[0].offset(j as isize * s1[0]) as *mut O;
             std::ptr::copy_nonoverlapping(b.add(j * w), o, w);
@@ -260,6 +473,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// NCHW → NHWC with few channels selects the narrow interleave (dims: C, H·W, N), many
+    /// channels or a source contiguous along C do not.
+    #[test]
+    fn narrow_interleave_is_selected_for_few_channels() {
+        let prep = |c: usize, src_c_stride: isize| Prepared::<2> {
+            shape: [c, 50176, 8].into_iter().collect(),
+            strides: [
+                [4, src_c_stride],
+                [4 * c as isize, 4],
+                [4 * 50176 * c as isize, 4 * 50176 * c as isize],
+            ]
+            .into_iter()
+            .collect(),
+            base: [std::ptr::null_mut(); 2],
+            numel: c * 50176 * 8,
+        };
+        for c in 2..=NARROW_MAX {
+            assert_eq!(
+                narrow_partner::<f32, f32>(&prep(c, 4 * 50176)),
+                Some(1),
+                "C = {c}"
+            );
+            assert_eq!(
+                narrow_partner::<u8, u8>(&prep(c, 4 * 50176)),
+                None,
+                "element size"
+            );
+        }
+        assert_eq!(narrow_partner::<f32, f32>(&prep(9, 4 * 50176)), None);
+        assert_eq!(narrow_partner::<f32, f32>(&prep(3, 4)), None);
+    }
+
+    /// A transpose whose output (8 MiB) takes the non-temporal tile rows, plus ragged edges.
+    #[test]
+    fn streamed_tiled_transpose_matches_reference() {
+        check::<f32, f32>(2048, 1030, 64, 2);
+        check::<f32, f32>(2050, 1024, 64, 3);
     }
 
     #[test]

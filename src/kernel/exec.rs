@@ -198,6 +198,36 @@ impl<const N: usize> Prepared<N> {
         p
     }
 
+    /// Merges adjacent dims that every operand walks linearly (`stride[d+1] == stride[d] ·
+    /// shape[d]`) and drops size-1 dims, so inner loops get the longest rows. The set of
+    /// addresses visited and their order are unchanged, so the invariant still holds.
+    pub(crate) fn coalesce(&mut self) {
+        if self.numel == 0 {
+            return;
+        }
+        let mut shape: SmallVec<[usize; 8]> = SmallVec::new();
+        let mut strides: SmallVec<[[isize; N]; 8]> = SmallVec::new();
+        for (&n, st) in self.shape.iter().zip(&self.strides) {
+            if n == 1 {
+                continue;
+            }
+            if let (Some(last_n), Some(last_st)) = (shape.last_mut(), strides.last()) {
+                if (0..N).all(|k| st[k] == last_st[k] * *last_n as isize) {
+                    *last_n *= n;
+                    continue;
+                }
+            }
+            shape.push(n);
+            strides.push(*st);
+        }
+        if shape.is_empty() {
+            shape.push(1);
+            strides.push([0; N]);
+        }
+        self.shape = shape;
+        self.strides = strides;
+    }
+
     /// Runs `inner(ptrs, inner_strides, n)` over the linear range `[begin, end)` of the
     /// iteration space, in 2-D steps (PyTorch's DimCounter): the first step finishes the
     /// current row, then whole rows are done in one call per row of the second dimension.
@@ -251,6 +281,17 @@ impl<const N: usize> Prepared<N> {
     where
         L: Fn(&[*mut u8; N], &[isize; N], usize) + Sync,
     {
+        self.run_then(cfg, inner, &|| {});
+    }
+
+    /// [`Prepared::run`], calling `after()` on the executing thread at the end of every range
+    /// (e.g. a store fence after non-temporal stores, before the range's results are
+    /// published to other threads by the rayon join).
+    pub(crate) fn run_then<L, A>(&self, cfg: &ExecConfig, inner: &L, after: &A)
+    where
+        L: Fn(&[*mut u8; N], &[isize; N], usize) + Sync,
+        A: Fn() + Sync,
+    {
         let n = self.numel;
         if n == 0 {
             return;
@@ -258,6 +299,7 @@ impl<const N: usize> Prepared<N> {
         let threads = rayon::current_num_threads();
         if n < 2 * cfg.grain() || threads <= 1 {
             self.run_range(0, n, inner);
+            after();
             return;
         }
         let tasks = (n / cfg.grain()).min(threads * cfg.tasks()).max(1);
@@ -268,6 +310,7 @@ impl<const N: usize> Prepared<N> {
             if b < e {
                 self.run_range(b, e, inner);
             }
+            after();
         });
     }
 }

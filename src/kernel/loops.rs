@@ -200,13 +200,27 @@ pub(crate) unsafe fn inner1<A: Element, O: Element, F: Map1<A, O>>(
     s: &[isize; 2],
     n: usize,
 ) {
+    inner1_with(f, p, s, n, false)
+}
+
+/// [`inner1`], writing contiguous rows with non-temporal stores when `stream` (see
+/// [`streamed`]).
+#[inline(always)]
+pub(crate) unsafe fn inner1_with<A: Element, O: Element, F: Map1<A, O>>(
+    f: &F,
+    p: &[*mut u8; 2],
+    s: &[isize; 2],
+    n: usize,
+    stream: bool,
+) {
     let (eo, ea) = (size_of::<O>() as isize, size_of::<A>() as isize);
     if s[0] == eo {
         let d = ContigDst(p[0] as *mut O);
         if s[1] == ea && p[0] != p[1] {
-            let out = std::slice::from_raw_parts_mut(p[0] as *mut MaybeUninit<O>, n);
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
-            f.contiguous(out, a);
+            streamed(p[0] as *mut O, n, stream, |out, i| {
+                f.contiguous(out, &a[i..i + out.len()])
+            });
             return;
         }
         with_src!(A, p[1], s[1], |a| run1(f, d, a, n))
@@ -222,11 +236,24 @@ pub(crate) unsafe fn inner1<A: Element, O: Element, F: Map1<A, O>>(
 
 /// Inner loop of a binary map (see [`inner1`]).
 #[inline(always)]
+#[allow(dead_code)] // the non-streaming entry point, kept beside `inner1` for other drivers
 pub(crate) unsafe fn inner2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
     f: &F,
     p: &[*mut u8; 3],
     s: &[isize; 3],
     n: usize,
+) {
+    inner2_with(f, p, s, n, false)
+}
+
+/// [`inner2`], writing contiguous rows with non-temporal stores when `stream`.
+#[inline(always)]
+pub(crate) unsafe fn inner2_with<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
+    f: &F,
+    p: &[*mut u8; 3],
+    s: &[isize; 3],
+    n: usize,
+    stream: bool,
 ) {
     let (eo, ea, eb) = (
         size_of::<O>() as isize,
@@ -235,10 +262,12 @@ pub(crate) unsafe fn inner2<A: Element, B: Element, O: Element, F: Map2<A, B, O>
     );
     if s[0] == eo {
         if s[1] == ea && s[2] == eb && p[0] != p[1] && p[0] != p[2] {
-            let out = std::slice::from_raw_parts_mut(p[0] as *mut MaybeUninit<O>, n);
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             let b = std::slice::from_raw_parts(p[2] as *const B, n);
-            f.contiguous(out, a, b);
+            streamed(p[0] as *mut O, n, stream, |out, i| {
+                let m = out.len();
+                f.contiguous(out, &a[i..i + m], &b[i..i + m])
+            });
             return;
         }
         let d = ContigDst(p[0] as *mut O);
@@ -259,11 +288,30 @@ pub(crate) unsafe fn inner2<A: Element, B: Element, O: Element, F: Map2<A, B, O>
 
 /// Inner loop of a ternary map (see [`inner1`]).
 #[inline(always)]
+#[allow(dead_code)] // the non-streaming entry point, kept beside `inner1` for other drivers
 pub(crate) unsafe fn inner3<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B, C, O>>(
     f: &F,
     p: &[*mut u8; 4],
     s: &[isize; 4],
     n: usize,
+) {
+    inner3_with(f, p, s, n, false)
+}
+
+/// [`inner3`], writing contiguous rows with non-temporal stores when `stream`.
+#[inline(always)]
+pub(crate) unsafe fn inner3_with<
+    A: Element,
+    B: Element,
+    C: Element,
+    O: Element,
+    F: Map3<A, B, C, O>,
+>(
+    f: &F,
+    p: &[*mut u8; 4],
+    s: &[isize; 4],
+    n: usize,
+    stream: bool,
 ) {
     let e = [
         size_of::<O>(),
@@ -280,11 +328,13 @@ pub(crate) unsafe fn inner3<A: Element, B: Element, C: Element, O: Element, F: M
             && p[0] != p[2]
             && p[0] != p[3]
         {
-            let out = std::slice::from_raw_parts_mut(p[0] as *mut MaybeUninit<O>, n);
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             let b = std::slice::from_raw_parts(p[2] as *const B, n);
             let c = std::slice::from_raw_parts(p[3] as *const C, n);
-            f.contiguous(out, a, b, c);
+            streamed(p[0] as *mut O, n, stream, |out, i| {
+                let m = out.len();
+                f.contiguous(out, &a[i..i + m], &b[i..i + m], &c[i..i + m])
+            });
             return;
         }
         let d = ContigDst(p[0] as *mut O);
@@ -305,6 +355,160 @@ pub(crate) unsafe fn inner3<A: Element, B: Element, C: Element, O: Element, F: M
             n,
         )
     }
+}
+
+/// Output size (bytes) from which an op writes its contiguous rows with non-temporal stores:
+/// twice a core's L2 here, so the output would not stay in the core's caches anyway.
+const STREAM_MIN_BYTES: usize = 8 << 20;
+/// Bytes computed into the on-stack buffer per non-temporal burst (8 cache lines).
+const STREAM_CHUNK: usize = 512;
+
+/// Orders this thread's earlier non-temporal stores before its later stores (`sfence`); a
+/// no-op off x86-64.
+#[inline]
+pub(crate) fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` has no preconditions (SSE is part of the x86-64 baseline).
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// Whether an op writing `numel` elements of `O` streams its contiguous rows.
+pub(crate) fn stream_output<O: Element>(numel: usize) -> bool {
+    cfg!(target_arch = "x86_64") && numel.saturating_mul(size_of::<O>()) >= STREAM_MIN_BYTES
+}
+
+/// Writes the `n` contiguous output elements at `out` through `body(chunk, start)`, which must
+/// initialize every element of `chunk` with output elements `start..start + chunk.len()`.
+///
+/// With `stream` (x86-64), the row is cut at 64-byte boundaries: the unaligned head and the
+/// tail are written in place, the aligned middle is computed [`STREAM_CHUNK`] bytes at a time
+/// into a buffer in L1 and copied out with non-temporal (`movntdq`) stores, which skip the read
+/// for ownership of the output lines a normal store pays (a fourth memory stream for a binary
+/// op). The caller issues [`store_fence`] at the end of each parallel range (not per row: a
+/// fence waits for the write-combining buffers to drain, which per 1 KiB row of `add_bias_16M`
+/// would cost more than the stores save), ordering those stores before the rayon join that
+/// publishes the output. Without `stream`, one call over the whole row.
+///
+/// SAFETY: `out[..n]` is valid for writes, aligned for `O`, and not read by `body`'s inputs.
+#[inline(always)]
+unsafe fn streamed<O: Element>(
+    out: *mut O,
+    n: usize,
+    stream: bool,
+    mut body: impl FnMut(&mut [MaybeUninit<O>], usize),
+) {
+    let slice = |at: usize, len: usize| {
+        // SAFETY: at + len <= n (every caller below), inside the caller's row.
+        unsafe { std::slice::from_raw_parts_mut(out.add(at) as *mut MaybeUninit<O>, len) }
+    };
+    #[cfg(target_arch = "x86_64")]
+    if stream && STREAM_CHUNK.is_multiple_of(size_of::<O>()) {
+        use std::arch::x86_64::*;
+        let eo = size_of::<O>();
+        let per = STREAM_CHUNK / eo;
+        // `out` is aligned to `eo`, which divides 64, so the head is a whole number of elements
+        let head = ((64 - out as usize % 64) % 64 / eo).min(n);
+        if n - head >= per {
+            #[repr(align(64))]
+            struct Buf([MaybeUninit<u8>; STREAM_CHUNK]);
+            let mut buf = Buf([MaybeUninit::uninit(); STREAM_CHUNK]);
+            body(slice(0, head), 0);
+            let mut i = head;
+            while i + per <= n {
+                let chunk =
+                    std::slice::from_raw_parts_mut(buf.0.as_mut_ptr() as *mut MaybeUninit<O>, per);
+                body(chunk, i);
+                // SAFETY: `body` initialized all `per · eo = STREAM_CHUNK` buffer bytes; the
+                // destination out[i..i + per] is inside the row and 64-byte aligned (head).
+                let (src, dst) = (buf.0.as_ptr() as *const __m128i, out.add(i) as *mut __m128i);
+                for k in 0..STREAM_CHUNK / 16 {
+                    _mm_stream_si128(dst.add(k), _mm_load_si128(src.add(k)));
+                }
+                i += per;
+            }
+            body(slice(i, n - i), i);
+            return;
+        }
+    }
+    let _ = stream;
+    body(slice(0, n), 0);
+}
+
+/// Smallest reuse factor (iteration elements per distinct element) for which a strided
+/// input is re-laid out (see [`relayout_input`]).
+const RELAYOUT_MIN_REUSE: usize = 4;
+/// Largest re-laid-out copy, in bytes.
+const RELAYOUT_MAX_BYTES: usize = 64 << 20;
+
+/// A strided input read many times (a broadcast operand whose innermost iteration stride is
+/// neither 0 nor one element, e.g. the NCHW `[c, h, w]` operand of a channels-last add) is
+/// copied once into a buffer laid out densely in iteration order over its non-broadcast dims,
+/// and the plan is pointed at the buffer: every row of the main loop then reads it
+/// contiguously (vectorized body) instead of one element per stride. Returns the buffer, which
+/// must outlive every use of `p`; `None` (plan unchanged) when the input is not such an operand:
+/// the work is below the parallel threshold, the output is not contiguous along dim 0, the
+/// input is contiguous or broadcast there, it is reused fewer than [`RELAYOUT_MIN_REUSE`]
+/// times, or the copy would exceed [`RELAYOUT_MAX_BYTES`].
+///
+/// The caller has borrowed the storages (outputs exclusively); `p` is a validated plan.
+pub(crate) fn relayout_input<T: Element, const N: usize>(
+    p: &mut Prepared<N>,
+    k: usize,
+    out_elem: usize,
+    cfg: &ExecConfig,
+) -> Option<Vec<MaybeUninit<T>>> {
+    let es = size_of::<T>() as isize;
+    let s0 = p.strides[0][k];
+    if p.numel < 2 * cfg.grain() || p.strides[0][0] != out_elem as isize || s0 == 0 || s0 == es {
+        return None;
+    }
+    let distinct: usize = p
+        .shape
+        .iter()
+        .zip(&p.strides)
+        .filter(|(_, st)| st[k] != 0)
+        .map(|(&n, _)| n)
+        .product();
+    if distinct == 0
+        || p.numel / distinct < RELAYOUT_MIN_REUSE
+        || distinct.checked_mul(size_of::<T>())? > RELAYOUT_MAX_BYTES
+    {
+        return None;
+    }
+    let mut buf: Vec<MaybeUninit<T>> = Vec::with_capacity(distinct);
+    // SAFETY: MaybeUninit needs no initialization; every element is written by the copy below.
+    unsafe { buf.set_len(distinct) };
+    let mut sub = Prepared::<2> {
+        shape: Default::default(),
+        strides: Default::default(),
+        base: [buf.as_mut_ptr() as *mut u8, p.base[k]],
+        numel: distinct,
+    };
+    let mut dense = es;
+    let mut new_strides = p.strides.clone();
+    for (d, (&n, st)) in p.shape.iter().zip(&p.strides).enumerate() {
+        if st[k] == 0 {
+            continue;
+        }
+        sub.shape.push(n);
+        sub.strides.push([dense, st[k]]);
+        new_strides[d][k] = dense;
+        dense *= n as isize;
+    }
+    // SAFETY (the sub-plan's invariant): the source indices are the plan's indices with 0 on
+    // the dims where the input does not move, so they are in bounds (p's invariant); the buffer
+    // indices cover exactly `distinct` elements densely; the buffer is fresh, so the output
+    // aliases nothing.
+    super::copy::copy_prepared::<T, T>(sub, cfg);
+    // The buffer holds, at the dense offset of every index, the element the input had there,
+    // so the plan reads the same values from in-bounds, aligned buffer elements.
+    p.base[k] = buf.as_mut_ptr() as *mut u8;
+    p.strides = new_strides;
+    p.coalesce();
+    Some(buf)
 }
 
 pub(crate) fn run_prepared1<A: Element, O: Element, F: Map1<A, O>>(
@@ -334,7 +538,19 @@ pub fn execute_map1<A: Element, O: Element, F: Map1<A, O>>(
     let raws = [out.raw(), a.raw()];
     let p = prepare(plan, &raws, 1)?;
     let _g = borrow_all(&raws, 1)?;
-    run_prepared1(&p, f, cfg);
+    let stream = stream_output::<O>(p.numel);
+    // SAFETY: as in `run_prepared1`.
+    p.run_then(
+        cfg,
+        &|ptr: &[*mut u8; 2], s: &[isize; 2], n: usize| unsafe {
+            inner1_with(f, ptr, s, n, stream)
+        },
+        &|| {
+            if stream {
+                store_fence()
+            }
+        },
+    );
     Ok(())
 }
 
@@ -349,12 +565,23 @@ pub fn execute_map2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
     cfg: &ExecConfig,
 ) -> Result<()> {
     let raws = [out.raw(), a.raw(), b.raw()];
-    let p = prepare(plan, &raws, 1)?;
+    let mut p = prepare(plan, &raws, 1)?;
     let _g = borrow_all(&raws, 1)?;
+    let eo = size_of::<O>();
+    let _ra = relayout_input::<A, 3>(&mut p, 1, eo, cfg);
+    let _rb = relayout_input::<B, 3>(&mut p, 2, eo, cfg);
     // SAFETY: as in `run_prepared1`.
-    p.run(
+    let stream = stream_output::<O>(p.numel);
+    p.run_then(
         cfg,
-        &|ptr: &[*mut u8; 3], s: &[isize; 3], n: usize| unsafe { inner2(f, ptr, s, n) },
+        &|ptr: &[*mut u8; 3], s: &[isize; 3], n: usize| unsafe {
+            inner2_with(f, ptr, s, n, stream)
+        },
+        &|| {
+            if stream {
+                store_fence()
+            }
+        },
     );
     Ok(())
 }
@@ -371,12 +598,79 @@ pub fn execute_map3<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B
     cfg: &ExecConfig,
 ) -> Result<()> {
     let raws = [out.raw(), a.raw(), b.raw(), c.raw()];
-    let p = prepare(plan, &raws, 1)?;
+    let mut p = prepare(plan, &raws, 1)?;
     let _g = borrow_all(&raws, 1)?;
+    let eo = size_of::<O>();
+    let _ra = relayout_input::<A, 4>(&mut p, 1, eo, cfg);
+    let _rb = relayout_input::<B, 4>(&mut p, 2, eo, cfg);
+    let _rc = relayout_input::<C, 4>(&mut p, 3, eo, cfg);
     // SAFETY: as in `run_prepared1`.
-    p.run(
+    let stream = stream_output::<O>(p.numel);
+    p.run_then(
         cfg,
-        &|ptr: &[*mut u8; 4], s: &[isize; 4], n: usize| unsafe { inner3(f, ptr, s, n) },
+        &|ptr: &[*mut u8; 4], s: &[isize; 4], n: usize| unsafe {
+            inner3_with(f, ptr, s, n, stream)
+        },
+        &|| {
+            if stream {
+                store_fence()
+            }
+        },
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::NumElement;
+
+    /// The streamed (non-temporal) contiguous rows against the element function: every
+    /// element size, output misalignments 0..64 bytes and lengths around the 64-byte head and
+    /// the burst size, so head, bursts and tail are all exercised (on x86-64; elsewhere this
+    /// checks the plain body).
+    fn check_streamed<T: NumElement>() {
+        let f = |a: T, b: T| a.mul(b).add(a);
+        let g = |a: T, b: T, c: T| a.add(b).mul(c);
+        let h = |a: T| a.mul(a).add(T::ONE);
+        let e = size_of::<T>();
+        let per = STREAM_CHUNK / e;
+        for skip in 0..64 / e {
+            for n in [0, 1, 7, per - 1, per, per + 1, 64 / e + per, 3 * per + 5] {
+                let a: Vec<T> = (0..n).map(|i| T::cast_from(i as i64 % 13 - 6)).collect();
+                let b: Vec<T> = (0..n).map(|i| T::cast_from(i as i64 % 7 + 1)).collect();
+                let mut out = vec![T::ZERO; n + skip + 1];
+                let o = out[skip..].as_mut_ptr() as *mut u8;
+                let ps = |x: &Vec<T>| x.as_ptr() as *mut u8;
+                let st = [e as isize; 4];
+                let want2: Vec<T> = (0..n).map(|i| f(a[i], b[i])).collect();
+                // SAFETY: contiguous, disjoint buffers of n elements each.
+                unsafe { inner2_with(&f, &[o, ps(&a), ps(&b)], &[st[0]; 3], n, true) };
+                assert_eq!(&out[skip..skip + n], &want2[..], "map2 n {n} skip {skip}");
+                let want3: Vec<T> = (0..n).map(|i| g(a[i], b[i], a[i])).collect();
+                // SAFETY: as above.
+                unsafe { inner3_with(&g, &[o, ps(&a), ps(&b), ps(&a)], &st, n, true) };
+                assert_eq!(&out[skip..skip + n], &want3[..], "map3 n {n} skip {skip}");
+                let want1: Vec<T> = (0..n).map(|i| h(a[i])).collect();
+                // SAFETY: as above.
+                unsafe { inner1_with(&h, &[o, ps(&a)], &[st[0]; 2], n, true) };
+                store_fence();
+                assert_eq!(&out[skip..skip + n], &want1[..], "map1 n {n} skip {skip}");
+                assert_eq!(out[skip + n], T::ZERO, "wrote past the row");
+                assert!(
+                    out[..skip].iter().all(|&x| x == T::ZERO),
+                    "wrote before the row"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_rows_match_the_element_function() {
+        check_streamed::<u8>();
+        check_streamed::<i32>();
+        check_streamed::<f32>();
+        check_streamed::<i64>();
+        check_streamed::<f64>();
+    }
 }

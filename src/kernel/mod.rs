@@ -52,11 +52,59 @@
 //! on the shared machine this took `copy_transpose_16M` from 19-24 ms (2.9-3.5× memcpy) to
 //! 13 ms (1.9×), and `to_channels_last_1M` from 1.0 ms to 0.65 ms.
 //!
-//! Tried and not kept (no measured gain): non-temporal stores for the tile output rows, and,
-//! for elementwise ops whose input is strided along the innermost dimension but contiguous
-//! along the next (the broadcast NCHW operand of `add_cl_bcast`), gathering 64×16 blocks of
-//! that input into a buffer so rows run vectorized. The plain strided loop is already at
-//! memory speed there (single-thread minimum 4.3 ms against ~4.5 ms gathered).
+//! Tried and not kept in an earlier session (no measured gain): gathering 64×16 blocks of a
+//! strided broadcast input into a buffer per block (single-thread minimum 4.3 ms against
+//! ~4.5 ms gathered); the one-time re-layout below replaced it. Non-temporal stores for the
+//! tile output rows were also tried then without a measured gain (how is not recorded);
+//! measured again now, with one fence per parallel range, they are kept (see below).
+//!
+//! # Fast paths of issue 15 and the measurements behind them
+//! Measured on the shared 2-core machine (KVM, Intel Xeon with AVX-512, 4 MiB L2 per core)
+//! while four other agents were compiling (load average 9-12): wall times were 5-10x the
+//! quiet-machine figures and useless, so these figures are `symstride bench --threads 2
+//! --cpu-time` (process CPU time / threads), each ratio against `memcpy_64MiB` of the same run.
+//! Successive runs moved every figure by up to ±30%; ranges below are three full runs within
+//! half an hour (the copy itself took 3.2, 2.5 and 2.3 ms of CPU time in them). The L3 is
+//! 260 MiB: the copy reference (128 MiB moved) and the f32 scenarios mostly stay in it, the
+//! f64/i64 scenarios (384 MiB) do not, which accounts for much of their lower ratios.
+//! * **Non-temporal stores for large contiguous outputs** (`loops::streamed`): when an op's
+//!   output is at least 8 MiB, contiguous rows are computed 512 bytes at a time into an
+//!   L1 buffer and copied out with `movntdq`, skipping the read for ownership of each output
+//!   line (a binary op then moves 3 streams instead of 4). One `sfence` per parallel range,
+//!   not per row: with a fence per 1 KiB row `add_bias_16M` measured 0.54x of the copy, with
+//!   one per range 1.07-1.50x. A standalone probe (2 threads, CPU time, 16M f32 add): plain
+//!   stores 0.93-0.97x of the copy, buffered 512 B bursts 1.08-1.09x, 1 KiB
+//!   bursts 1.02x, 4 KiB 0.97x (so 512 B was kept), a hand-written `addps`+`movntps` loop
+//!   1.13x (not generic over the element function, not kept). In the bench, with everything
+//!   else of this list: `add_contig_16M` 0.74-1.24x, `where_16M` 0.67-0.97x, `add_int32_16M`
+//!   0.86-0.88x, `add_f64_16M` 0.63-0.88x, `eq_f32_16M` 0.62-0.82x, `mul_i64_16M` 0.54-0.76x
+//!   (64-bit multiplies have no SSE2/AVX2 vector form; AVX-512 multiversioning not tried),
+//!   `add_u8_16M` and `logical_and_bool_16M` 1.2-1.9x: the 90% target is met for the 1-byte
+//!   types and in the better run for f32, not reliably for the others.
+//!   Transposes stream their tile rows too when the output is large and the rows are whole,
+//!   aligned lines: `copy_transpose_16M(_out)` went from 0.28x of the copy (3.6x its time) to
+//!   0.61-1.00x in CPU time (target: at most 2.5x the copy's time, i.e. at least 0.4x).
+//!   `perf` showed the row `memmove` of phase 2 (the output lines' read for ownership) as
+//!   the largest cost before.
+//! * **Narrow-channel interleave** (`copy::narrow_copy`): NCHW → NHWC with C ≤ 8 is dims
+//!   `[C, H·W, N]` with the output dense over the first two. Instead of 4×64 tiles (3 channels
+//!   fill 3 rows of each 64×64 tile, so per-tile overhead dominated), each unit reads C source
+//!   rows of up to 4096 elements side by side and writes their interleave as one output
+//!   stream; for 4-byte same-type copies 4 positions at a time by 4×4 SSE transposes (channels
+//!   padded with zeros, overlapping 16-byte stores that a later store overwrites),
+//!   monomorphized per C. `to_channels_last_1M`: 1.06-1.49x of the copy's bandwidth (CPU
+//!   time), i.e. 0.67-0.94x of the copy's time for the same bytes (target: at most 1.5x);
+//!   with the tiles it was 284 µs on a quiet machine against 158 µs for copying its bytes at
+//!   the copy's bandwidth (1.8x).
+//! * **Re-laid-out broadcast operands** (`loops::relayout_input`): an input whose innermost
+//!   iteration stride is neither 0 nor one element and that is reused at least 4 times (the
+//!   contiguous `[c, h, w]` operand of a channels-last `[n, c, h, w]` add: stride `h·w` along
+//!   C, reused `n` times) is copied once (through the tiled copy) into a buffer dense in
+//!   iteration order, the plan is pointed at it and re-coalesced, so the whole op runs as
+//!   contiguous vectorized rows. `add_cl_bcast_6M` was a scalar strided loop at 0.60x of
+//!   the copy (quiet machine, earlier session: 1.43 ms against a 2.21 ms copy); now 1.00-1.43x
+//!   (CPU time), i.e. 0.71-1.02x of the time of reading and writing the big operands at the
+//!   copy's bandwidth (target: at most 1.25x).
 //!
 //! # Allocated outputs
 //! Ops that allocate their output get it from the storage pool (see [`crate::tensor`]): a fresh

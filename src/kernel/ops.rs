@@ -356,3 +356,48 @@ impl<T: Element> Tensor<T> {
         self.clone_as(format)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::exec::prepare;
+    use super::super::loops::relayout_input;
+    use super::*;
+    use crate::tensor::borrow_all;
+
+    /// The fast paths are taken where intended (the kernels' results are checked against the
+    /// naive reference in `tests/kernels.rs`): the `[c, h, w]` operand of a channels-last add
+    /// is re-laid out once into a dense buffer and the plan coalesces to one long row per
+    /// image; the channels-last operand itself is left alone.
+    #[test]
+    fn channels_last_broadcast_operand_is_relaid_out() {
+        let a = Tensor::<f32>::zeros(&[8, 16, 5, 7])
+            .unwrap()
+            .to(MemoryFormat::ChannelsLast)
+            .unwrap();
+        let b = Tensor::<f32>::zeros(&[16, 5, 7]).unwrap();
+        let plan = build(None, 4, &[operand(&a), operand(&b)]).unwrap();
+        let out = alloc::<f32>(&plan).unwrap();
+        let raws = [out.storage.raw(), a.storage.raw(), b.storage.raw()];
+        let mut p = prepare(&plan, &raws, 1).unwrap();
+        let _g = borrow_all(&raws, 1).unwrap();
+        let cfg = ExecConfig::default().with_grain_size(16);
+        assert!(relayout_input::<f32, 3>(&mut p, 1, 4, &cfg).is_none());
+        let buf = relayout_input::<f32, 3>(&mut p, 2, 4, &cfg).expect("re-laid out");
+        assert_eq!(buf.len(), 16 * 5 * 7);
+        assert_eq!(p.shape.as_slice(), &[16 * 5 * 7, 8]);
+        assert_eq!(p.strides[0], [4, 4, 4]);
+        assert_eq!(p.strides[1][2], 0);
+        // below the grain, or reused fewer than 4 times: unchanged
+        let mut p = prepare(&plan, &raws, 1).unwrap();
+        assert!(relayout_input::<f32, 3>(&mut p, 2, 4, &ExecConfig::default()).is_none());
+        let a3 = Tensor::<f32>::zeros(&[3, 16, 5, 7])
+            .unwrap()
+            .to(MemoryFormat::ChannelsLast)
+            .unwrap();
+        let plan = build(None, 4, &[operand(&a3), operand(&b)]).unwrap();
+        let out = alloc::<f32>(&plan).unwrap();
+        let raws = [out.storage.raw(), a3.storage.raw(), b.storage.raw()];
+        let mut p = prepare(&plan, &raws, 1).unwrap();
+        assert!(relayout_input::<f32, 3>(&mut p, 2, 4, &cfg).is_none());
+    }
+}

@@ -17,12 +17,15 @@
 //! and `.reason`, and `specializations[i].traced_at`. Version 1 files are single-op
 //! artifacts ([`crate::aot::Artifact`]); [`AnyArtifact::from_json`] reads either.
 
+use super::cover::{cover_program, program_cover_domain, program_uncovered_region};
 use super::dispatch::input_layouts;
 use super::spec::Program;
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
-use super::trace::{concrete, trace, Value};
-use crate::aot::{verify_stored, Artifact, Coverage, Mismatch, Pairs, Retrace, ARTIFACT_FORMAT};
-use crate::sym::{BoolExpr, Expr, Guard};
+use super::trace::{concrete, trace, ProgramTrace, Value};
+use crate::aot::{
+    verify_stored, Artifact, CoverOptions, Coverage, Mismatch, Pairs, Retrace, ARTIFACT_FORMAT,
+};
+use crate::sym::{BoolExpr, Expr, Guard, GuardSet};
 use crate::{DType, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -40,7 +43,8 @@ pub struct ProgramArtifact {
     /// Specializations, tried in order by dispatch.
     pub specializations: Vec<ProgramSpecialization>,
     /// With `--cover`: what the cover established (`"complete"`, `"domain"`, `"uncovered"`
-    /// in the JSON). Dispatch never relies on it: a binding no specialization admits is
+    /// in the JSON). Validated on load: a `complete` claim is re-proved over the loaded
+    /// specializations. Dispatch never relies on it: a binding no specialization admits is
     /// re-traced.
     pub coverage: Option<Coverage>,
 }
@@ -230,6 +234,28 @@ impl ProgramArtifact {
         })
     }
 
+    /// Compiles `p` with `--cover` ([`cover_program`]): traces until a case split over
+    /// their guards proves that every binding of the domain is admitted (by values or by an
+    /// error specialization), or the specialization cap is reached (`complete: false`).
+    pub fn compile_cover(p: &Program, options: &CoverOptions) -> Result<ProgramArtifact> {
+        let c = cover_program(p, options)?;
+        let specializations = c
+            .traces
+            .into_iter()
+            .zip(c.traced_at)
+            .map(|(t, at)| ProgramSpecialization::from_trace(p, at, t))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ProgramArtifact {
+            program: p.clone(),
+            specializations,
+            coverage: Some(Coverage {
+                complete: c.complete,
+                domain: c.domain,
+                uncovered: c.uncovered,
+            }),
+        })
+    }
+
     /// The artifact as pretty JSON.
     pub fn to_json(&self) -> String {
         let p = &self.program;
@@ -318,7 +344,13 @@ impl ProgramArtifact {
             })
             .collect();
         let specializations = loaded.into_iter().collect::<Result<Vec<_>>>()?;
-        let coverage = load_coverage(&p, raw.complete, &raw.domain, &raw.uncovered)?;
+        let coverage = load_coverage(
+            &p,
+            &specializations,
+            raw.complete,
+            &raw.domain,
+            &raw.uncovered,
+        )?;
         if p.hints.len() == p.symbols.len() {
             let mut admitted = false;
             for s in &specializations {
@@ -538,10 +570,12 @@ fn load_values(p: &Program, raw: &[RawValue]) -> Result<Vec<Value<Expr>>> {
         .collect()
 }
 
-/// The cover fields: conditions parse and mention only the program's symbols; `complete`
-/// and `uncovered` are consistent.
+/// The cover fields: conditions parse and mention only the program's symbols, the domain
+/// is the program's (with or without size 0), `complete` and `uncovered` are consistent,
+/// and a `complete` claim is re-proved over the loaded specializations.
 fn load_coverage(
     p: &Program,
+    specializations: &[ProgramSpecialization],
     complete: bool,
     domain: &[String],
     uncovered: &[String],
@@ -572,8 +606,25 @@ fn load_coverage(
     }
     let domain = parse("domain", domain)?;
     let uncovered = parse("uncovered", uncovered)?;
+    if domain != program_cover_domain(p, true) && domain != program_cover_domain(p, false) {
+        return Err(art("`domain` is not the domain of the program's bindings"));
+    }
     if complete && !uncovered.is_empty() {
         return Err(art("`complete` is true but `uncovered` lists regions"));
+    }
+    if complete {
+        let traces: Vec<ProgramTrace> = specializations
+            .iter()
+            .map(|s| ProgramTrace {
+                values: s.values.clone(),
+                guards: GuardSet::from(s.guards.clone()),
+            })
+            .collect();
+        if let Some(r) = program_uncovered_region(p, &domain, &traces) {
+            return Err(art(format!(
+                "`complete` is true but no specialization admits the bindings where {r}"
+            )));
+        }
     }
     if !complete && uncovered.is_empty() {
         return Err(art("`complete` is false but `uncovered` names no region"));

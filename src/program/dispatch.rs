@@ -18,10 +18,13 @@
 //! the same layouts (soundness), so concurrent use gives the results of serial use.
 
 use super::artifact::ProgramArtifact;
+use super::run::run_program;
 use super::spec::{InputStrides, Program};
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
 use super::trace::{concrete, Value};
 use crate::aot::{Binder, Coverage, DispatchStats, Dispatched, InputSpec, SizeSpec, StrideSpec};
+use crate::kernel::ExecConfig;
+use crate::op::AnyTensor;
 use crate::{Error, Result};
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -206,6 +209,26 @@ impl ProgramDispatcher {
             let v = self.bind(inputs)?;
             self.dispatch_values(&v, out)
         }
+    }
+
+    /// Executes the program on `inputs` (one tensor per input, in order): bind their
+    /// layouts, dispatch (every value's layout; a re-trace on a miss), then run every step
+    /// through the vectorized kernels ([`run_program`]: views alias their base, dead
+    /// intermediate buffers are reused). Returns the outputs in `program().outputs` order,
+    /// and how the call was served.
+    pub fn run(
+        &self,
+        inputs: Vec<AnyTensor>,
+        cfg: &ExecConfig,
+    ) -> Result<(Vec<AnyTensor>, Dispatched)> {
+        let mut values = Vec::new();
+        let d = {
+            let layouts: Vec<(&[i64], &[i64])> =
+                inputs.iter().map(|t| (t.sizes(), t.strides())).collect();
+            self.dispatch(&layouts, &mut values)?
+        };
+        let outs = run_program(&self.program, &values, inputs, cfg)?;
+        Ok((outs, d))
     }
 
     /// The counters.

@@ -8,6 +8,25 @@
 //! reason names the step that asked (`step 3 (add y = add(qt, bias)): ...`). The same
 //! generic code at `i64` ([`concrete`]) is the eager answer every trace is checked against.
 //!
+//! # Compile, load, dispatch
+//!
+//! A trace becomes a [`ProgramSpecialization`] ([`specialize`]): its guards compiled as the
+//! single-op pipeline compiles them, and every value's sizes, strides, storage offset and
+//! storage size compiled into ONE straight-line program with subexpressions shared across
+//! steps, instantiated into a reused `Vec` without allocation. A [`ProgramArtifact`]
+//! (format version 2; [`AnyArtifact`] also reads the single-op version 1) stores the program
+//! and its specializations (one, or a `--cover` of them with `complete`/`domain`/`uncovered`)
+//! and trusts nothing on load: every specialization is re-traced through the single-op
+//! loader's verifier (`aot/retrace.rs`, generic over what is traced), so a weakened or
+//! deleted guard, an edited layout expression or a dropped specialization is rejected with
+//! the specialization and the guard or value named. The [`ProgramDispatcher`] binds the
+//! symbols from the inputs' layouts (the single-op binder), runs the guards, instantiates
+//! every value, re-traces on a miss, and executes through the kernels ([`run_program`]).
+//! A cached dispatch of the 8-step [`DEMO_PROGRAM_JSON`] (bind + guards + all values, no
+//! kernel) measured 0.10 µs minimum, 0.12-0.31 µs median (release build, this 2-core machine
+//! shared with other builds, load average about 10); a compile, 0.28 ms minimum, about
+//! 1.0 ms median under that load (`symstride bench --only program`).
+//!
 //! Execution ([`execute`]) makes the inputs with the golden fill formula and runs each step
 //! on real data: views allocate nothing and alias their base (so outputs that are views of
 //! inputs alias them, as in PyTorch); ops, reductions and copies write new storages laid out
@@ -19,26 +38,55 @@
 //! buffers reused (the liveness rule is in `run.rs`). Golden `program` lines are answered
 //! through [`run_program`], and tests compare it with [`execute`].
 //!
+//! # Fusion
+//!
+//! [`plan_fusion`] decides, from the program and its traced layouts, which elementwise
+//! chains run as one pass ([`FusionPlan`], serde-serializable for artifacts; printed as
+//! `steps 2-3 fused`); [`run_program_fused`] runs them (rules and evaluator in `fuse.rs`):
+//! an intermediate read by one later elementwise step of the same sizes and dtype is never
+//! materialized. Softmax fuses `sub, exp` (its `exp` has two readers), layer norm `add eps,
+//! sqrt`, the conv epilogue `add, relu`. Not done: evaluating a chain inside a reduction
+//! loop (layer norm's `mul(c, c)` feeding `mean` still materializes).
+//!
+//! Measured with `symstride bench --threads 2 --reps 7` on this machine while shared
+//! (load average 10-12 on 2 cores, so medians are noisy; the 2-thread copy of 64 MiB, the
+//! reference, took 28 ms instead of its usual ~3 ms), medians (min):
+//!
+//! | scenario | step by step | fused |
+//! |---|---|---|
+//! | `conv_epilogue_cl_6M` | 21.9 ms (12.1) | 19.3 ms (4.7) |
+//! | `layernorm_16M` | 170.5 ms (158.8) | 166.9 ms (148.4) |
+//! | `softmax_lastdim_16M` | 255.3 ms (251.8) | 282.5 ms (259.4) |
+//!
+//! The first version allocated the per-block operand lists on the heap: the conv epilogue
+//! (rows of 64 channels) ran at 50.7 ms fused against 16.7 ms step by step; small inline
+//! vectors fixed it. Softmax is bound by `exp` (16M scalar `expf` calls), which fusion does
+//! not change; it does not reach `torch.softmax` (219 ms under the same load, PyTorch eager
+//! composite 487 ms; `docs/bench/torch_programs.py` times these in PyTorch).
+//!
 //! # Against PyTorch
 //!
 //! One trace per public program at its hints, checked on the 200 bindings per program of
 //! `program_coverage.jsonl` (every admitted binding's outputs equal PyTorch's; guards count
 //! the symbol ranges; a guard the others imply is dropped, `s >= 1` with `s != 1` is
 //! `s >= 2`). Printed by `cargo test --test programs -- --nocapture` (the dev profile, this
-//! machine, shared; PyTorch's time is its recorded `torch_trace_s`):
+//! machine, shared; PyTorch's time is its recorded `torch_trace_s`). The last two columns
+//! are the cover ([`cover_program`], sizes `>= 0`): proved complete for every program, it
+//! admits every one of the 200 row bindings, and the admitting trace's outputs (or error
+//! category) are PyTorch's at each:
 //!
-//! | program | guards ours/PyTorch | coverage ours/PyTorch | trace time ours/PyTorch |
-//! |---|---|---|---|
-//! | attn_head_split | 3/3 | 0.560/0.560 | 0.21 ms/46.4 ms |
-//! | cl_conv_epilogue | 5/8 | 0.365/0.365 | 0.31 ms/67.9 ms |
-//! | softmax_lastdim | 4/5 | 0.610/0.480 | 0.23 ms/23.1 ms |
-//! | layer_norm_seq_first | 5/6 | 0.440/0.440 | 0.51 ms/68.8 ms |
-//! | glu_lastdim | 2/3 | 0.695/0.585 | 0.27 ms/22.0 ms |
-//! | nhwc_to_nchw | 4/7 | 0.335/0.335 | 0.15 ms/17.7 ms |
-//! | flatten_transpose_copy | 3/5 | 0.355/0.355 | 0.17 ms/171.9 ms |
-//! | int_bool_promotion | 2/4 | 0.615/0.615 | 0.28 ms/43.5 ms |
-//! | unsqueeze_expand_select | 4/6 | 0.405/0.405 | 0.12 ms/39.6 ms |
-//! | mask_count_argmax | 3/6 | 0.505/0.505 | 0.11 ms/26.5 ms |
+//! | program | guards ours/PyTorch | coverage ours/PyTorch | trace time ours/PyTorch | cover: specializations | cover: compile time |
+//! |---|---|---|---|---|---|
+//! | attn_head_split | 3/3 | 0.560/0.560 | 0.24 ms/46.4 ms | 3 | 1.6 ms |
+//! | cl_conv_epilogue | 5/8 | 0.365/0.365 | 0.27 ms/67.9 ms | 20 | 222.2 ms |
+//! | softmax_lastdim | 4/5 | 0.610/0.480 | 0.23 ms/23.1 ms | 5 | 17.2 ms |
+//! | layer_norm_seq_first | 5/6 | 0.440/0.440 | 0.51 ms/68.8 ms | 18 | 32.8 ms |
+//! | glu_lastdim | 2/3 | 0.695/0.585 | 0.30 ms/22.0 ms | 2 | 1.0 ms |
+//! | nhwc_to_nchw | 4/7 | 0.335/0.335 | 0.17 ms/17.7 ms | 29 | 113.8 ms |
+//! | flatten_transpose_copy | 3/5 | 0.355/0.355 | 1.56 ms/171.9 ms | 8 | 12.1 ms |
+//! | int_bool_promotion | 2/4 | 0.615/0.615 | 0.29 ms/43.5 ms | 4 | 2.2 ms |
+//! | unsqueeze_expand_select | 4/6 | 0.405/0.405 | 0.14 ms/39.6 ms | 7 | 19.4 ms |
+//! | mask_count_argmax | 3/6 | 0.505/0.505 | 0.14 ms/26.5 ms | 3 | 0.9 ms |
 //!
 //! # Layout of the module
 //!
@@ -50,12 +98,16 @@
 //! | `dispatch.rs` | [`ProgramDispatcher`]: bind (the single-op binder), first admitting specialization, instantiate every value; re-trace on a miss |
 //! | `artifact.rs` | [`ProgramArtifact`] (format version 2), verified on load by re-tracing; [`AnyArtifact`] reads version 1 or 2 |
 //! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data (the per-element reference) |
+//! | `fuse.rs` | [`FusionPlan`]: which elementwise chains run as one pass ([`plan_fusion`], [`check_fusion`]), and the block evaluator |
 //! | `run.rs` | [`run_program`]: every step through the vectorized kernels, views aliasing, dead buffers reused |
+//! | `cover.rs` | [`cover_program`]: the `--cover` proof (`aot`'s, generic over [`crate::aot::CoverTarget`]) over a program's traces |
 //! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
 
 mod artifact;
+mod cover;
 mod dispatch;
 mod exec;
+mod fuse;
 pub mod golden;
 mod run;
 mod spec;
@@ -76,12 +128,16 @@ const HEADS: &str = r#"{"name": "heads_bias_sum",
  "outputs": ["z", "qt"]}"#;
 
 pub use artifact::{AnyArtifact, ProgramArtifact, ProgramCheck, PROGRAM_FORMAT_VERSION};
+pub use cover::{cover_program, program_cover_domain, program_uncovered_region, ProgramCover};
 pub use dispatch::{
     compile_demo_program, input_layouts, ProgramDispatch, ProgramDispatcher, ProgramValues,
     DEMO_PROGRAM_JSON,
 };
 pub use exec::{execute, fill_value, Data, Executed};
-pub use run::{fill_inputs, run_program, run_program_stats, tensor_values, RunStats};
+pub use fuse::{check_fusion, plan_fusion, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK};
+pub use run::{
+    fill_inputs, run_program, run_program_fused, run_program_stats, tensor_values, RunStats,
+};
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use specialize::{specialize, ProgramSpecialization};
 pub use trace::{concrete, run_steps, trace, ProgramTrace, Value};

@@ -35,6 +35,7 @@
 //! [`RunStats`] reports what was allocated and what was reused.
 
 use super::exec::fill_value;
+use super::fuse::{check_fusion, compile, run_chain, FusionPlan};
 use super::spec::{Program, StepArg, StepOp};
 use super::trace::{in_step, Value};
 use crate::kernel::ExecConfig;
@@ -56,6 +57,8 @@ pub struct RunStats {
     pub reused_bytes: usize,
     /// Step results that were written into a dead storage.
     pub reused_buffers: usize,
+    /// Steps that ran inside a fused chain (roots included).
+    pub fused_steps: usize,
 }
 
 /// `$body` with `$t` bound to the typed tensor inside an [`AnyTensor`].
@@ -210,7 +213,8 @@ struct Liveness {
 }
 
 impl Liveness {
-    fn new(p: &Program, values: &[Value<i64>]) -> Liveness {
+    /// `at[k]`: the step at which step `k`'s reads happen (a fused chain reads at its root).
+    fn new(p: &Program, values: &[Value<i64>], at: &[usize]) -> Liveness {
         let n = values.len();
         let mut last_read = vec![None; n];
         let mut pinned = vec![false; n];
@@ -224,7 +228,8 @@ impl Liveness {
         for (k, st) in p.steps.iter().enumerate() {
             for a in &st.args {
                 if let StepArg::Value(i) = a {
-                    last_read[values[*i].storage] = Some(k);
+                    let s = values[*i].storage;
+                    last_read[s] = last_read[s].max(Some(at[k]));
                 }
             }
         }
@@ -288,6 +293,30 @@ pub fn run_program_stats(
     inputs: Vec<AnyTensor>,
     cfg: &ExecConfig,
 ) -> Result<(Vec<AnyTensor>, RunStats)> {
+    run_inner(p, values, inputs, None, cfg)
+}
+
+/// [`run_program_stats`] with the elementwise chains of `fusion` each evaluated in one pass
+/// (see `fuse.rs`). The plan is checked against the program and the layouts first
+/// ([`check_fusion`]): a plan from an artifact is not trusted.
+pub fn run_program_fused(
+    p: &Program,
+    values: &[Value<i64>],
+    inputs: Vec<AnyTensor>,
+    fusion: &FusionPlan,
+    cfg: &ExecConfig,
+) -> Result<(Vec<AnyTensor>, RunStats)> {
+    check_fusion(p, values, fusion)?;
+    run_inner(p, values, inputs, Some(fusion), cfg)
+}
+
+fn run_inner(
+    p: &Program,
+    values: &[Value<i64>],
+    inputs: Vec<AnyTensor>,
+    fusion: Option<&FusionPlan>,
+    cfg: &ExecConfig,
+) -> Result<(Vec<AnyTensor>, RunStats)> {
     let n_in = p.inputs.len();
     if values.len() != n_in + p.steps.len() {
         return Err(Error::invalid(format!(
@@ -329,7 +358,18 @@ pub fn run_program_stats(
             )));
         }
     }
-    let live = Liveness::new(p, values);
+    let empty = FusionPlan::default();
+    let fusion = fusion.unwrap_or(&empty);
+    let chain_of = fusion.chain_of(p.steps.len());
+    let compiled = fusion
+        .chains
+        .iter()
+        .map(|c| compile(p, c))
+        .collect::<Result<Vec<_>>>()?;
+    let at: Vec<usize> = (0..p.steps.len())
+        .map(|k| chain_of[k].map_or(k, |c| *fusion.chains[c].steps.last().unwrap_or(&k)))
+        .collect();
+    let live = Liveness::new(p, values, &at);
     let mut free = FreeList::default();
     let mut stats = RunStats::default();
     // Per value: its tensor (dropped once its storage is dead).
@@ -347,18 +387,38 @@ pub fn run_program_stats(
     for k in 0..p.steps.len() {
         let me = n_in + k;
         let label = &p.steps[k].label;
-        let t = run_step(
-            p,
-            k,
-            values,
-            &tensors,
-            &base_offset,
-            &live,
-            &mut free,
-            &mut stats,
-            cfg,
-        )
-        .map_err(|e| in_step(e, label))?;
+        let t = match chain_of[k] {
+            // A chain member below the root: never materialized.
+            Some(_) if at[k] != k => continue,
+            Some(c) => {
+                let chain = &compiled[c];
+                let leaves = chain
+                    .leaves
+                    .iter()
+                    .map(|&l| {
+                        tensors[l].as_ref().ok_or_else(|| {
+                            Error::invalid(format!("internal: value `{}` was freed", p.names[l]))
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let (out, _) = target(&values[me], me, &live, &mut free, &mut stats)?;
+                run_chain(chain, &leaves, &out, cfg).map_err(|e| in_step(e, label))?;
+                stats.fused_steps += fusion.chains[c].steps.len();
+                out
+            }
+            None => run_step(
+                p,
+                k,
+                values,
+                &tensors,
+                &base_offset,
+                &live,
+                &mut free,
+                &mut stats,
+                cfg,
+            )
+            .map_err(|e| in_step(e, label))?,
+        };
         let own = values[values[me].storage].storage >= n_in;
         check_layout(label, &t, &values[me], own.then_some(values[me].offset))?;
         tensors[me] = Some(t);

@@ -382,6 +382,12 @@ pub fn run_steps<I: Int>(
     Ok(vals)
 }
 
+/// The inputs' concrete layouts at `b`, validated (sizes and strides non-negative, extents
+/// representable): whether `b` describes real tensors.
+pub(crate) fn concrete_inputs(p: &Program, b: &Bindings) -> Result<Vec<Value<i64>>> {
+    inputs(p, &|e: &Expr| e.eval(b))
+}
+
 /// The concrete (eager) values' layouts at `b`.
 pub fn concrete(p: &Program, b: &Bindings) -> Result<Vec<Value<i64>>> {
     run_steps(p, &|e: &Expr| e.eval(b), |_| {})
@@ -411,9 +417,16 @@ fn map_value(v: Value<SymInt>) -> Value<Expr> {
 }
 
 /// Traces `p` once at `hints` (one symbol per name, range `>= 1` when its hint is positive).
+///
+/// A symbol whose hint is 0 is specialized, as PyTorch specializes size 0: it enters the
+/// trace as the constant 0 under a guard `s == 0`. (Left symbolic with range `>= 0`, every
+/// layout rule that treats size 0 apart — `max(size, 1)` in contiguous strides, the empty
+/// tensor's trivial contiguity — would record a guard over `Max(s, 1)` terms that only
+/// describe the zero class, and a cover would need a trace per such term.)
 pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
     let env = ShapeEnv::default();
     let mut guards = Vec::new();
+    let mut zeros: Vec<Symbol> = Vec::new();
     for s in &p.symbols {
         let h = hints
             .get(s)
@@ -423,7 +436,15 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
                 "symbol `{s}` = {h}: sizes are non-negative"
             )));
         }
-        let min = i64::from(h > 0);
+        if h == 0 {
+            zeros.push(Symbol::new(s));
+            guards.push(Guard {
+                cond: BoolExpr::eq(&Expr::symbol(s), &Expr::constant(0)),
+                reason: format!("symbol range: `{s}` was traced as a size of 0 (specialized)"),
+            });
+            continue;
+        }
+        let min = 1;
         env.create_symbol(
             s,
             h,
@@ -432,16 +453,24 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
                 ..SymbolSpec::default()
             },
         )?;
-        if min > 0 {
-            guards.push(Guard {
-                cond: BoolExpr::ge(&Expr::symbol(s), &Expr::constant(1)),
-                reason: format!("symbol range: `{s}` was traced as a size >= 1"),
-            });
-        }
+        guards.push(Guard {
+            cond: BoolExpr::ge(&Expr::symbol(s), &Expr::constant(min)),
+            reason: format!("symbol range: `{s}` was traced as a size >= 1"),
+        });
     }
     // Which step recorded each guard (by condition; the environment prunes and dedups).
     let mut asked: Vec<(BoolExpr, usize)> = Vec::new();
-    let lift = |e: &Expr| -> Result<SymInt> { Ok(SymInt::from_expr(e.clone(), &env)) };
+    let zero = |s: &Symbol| zeros.contains(s).then(|| Expr::constant(0));
+    let lift = |e: &Expr| -> Result<SymInt> {
+        Ok(SymInt::from_expr(
+            if zeros.is_empty() {
+                e.clone()
+            } else {
+                e.substitute(&zero)
+            },
+            &env,
+        ))
+    };
     let values = run_steps(p, &lift, |k| {
         for g in env.guards() {
             if !asked.iter().any(|(c, _)| *c == g.cond) {
