@@ -72,15 +72,15 @@ impl Compiled {
         })
     }
 
-    /// Parses, validates and traces `spec` at its hints. `cover` is refused: covering
-    /// programs is not in the crate yet.
+    /// Parses, validates and traces `spec` at its hints; with `cover`, adds traces until
+    /// a case split proves every binding (sizes `>= 0`) admitted (the crate's `--cover`).
     pub fn compile(spec: &Json, cover: bool) -> Result<Compiled> {
-        if cover {
-            return Err(Error::invalid(
-                "compile(cover=True): covering programs is not available in this build of symstride (one trace at the hints; other bindings are re-traced at run time)",
-            ));
-        }
-        Compiled::new(ProgramArtifact::compile(&Program::from_value(spec)?)?)
+        let p = Program::from_value(spec)?;
+        Compiled::new(if cover {
+            ProgramArtifact::compile_cover(&p, &symstride::aot::CoverOptions::default())?
+        } else {
+            ProgramArtifact::compile(&p)?
+        })
     }
 
     /// The guards of specialization `k`.

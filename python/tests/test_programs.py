@@ -225,8 +225,13 @@ def test_compile_errors_and_spec_forms(tmp_path):
     text = json.dumps(HEADS)
     a, b = ss.compile(text), ss.compile(HEADS)
     assert [str(g) for g in a.guards()] == [str(g) for g in b.guards()]
-    with pytest.raises(ValueError, match="cover"):
-        ss.compile(HEADS, cover=True)
+    covered = ss.compile(HEADS, cover=True)
+    assert covered.num_specializations > 1
+    # Every binding is admitted by some specialization, e.g. s = 1 that the trace at the
+    # hints rejects; its layouts are the concrete ones.
+    for b, s in ((1, 1), (0, 3), (3, 7)):
+        c = covered.check(b=b, s=s)
+        assert c.admitted and c.outputs == a.check(b=b, s=s).outputs
 
 
 def test_guards_check_save_load(tmp_path):
