@@ -3,7 +3,9 @@
 //! Everything `program.rs` needs from the crate goes through this file, so only this file
 //! follows the crate's program API:
 //! * compiling: [`ProgramArtifact::compile`] (one specialization traced at the hints:
-//!   guards + every value's layout expressions); saving and loading its version-2 JSON
+//!   guards + every value's layout expressions) or, with `cover`,
+//!   [`ProgramArtifact::compile_cover`] (traces until every binding is proved admitted);
+//!   saving and loading its version-2 JSON
 //!   (loading re-traces and rejects edited guards or layouts);
 //! * checking a binding: [`ProgramArtifact::check`] (the admitting specialization or the
 //!   closest one's first failing guard); for a binding none admits, the layouts (or the

@@ -433,7 +433,8 @@ impl PyArtifact {
 }
 
 /// Compiles a program spec (a dict or JSON text in the golden "Programs" format): parses,
-/// validates, and traces it symbolically at its hints.
+/// validates, and traces it symbolically at its hints. `cover=True` adds specializations
+/// until a case split over the guards proves every binding (sizes `>= 0`) admitted.
 #[pyfunction]
 #[pyo3(signature = (spec, cover=false))]
 pub fn compile(spec: &Bound<'_, PyAny>, cover: bool) -> PyResult<PyArtifact> {
