@@ -28,6 +28,10 @@ enum Alloc {
     Aligned { layout: Layout },
     /// Zero elements (or zero-sized): nothing to release.
     None,
+    /// Memory owned by someone else (a numpy array, say): released by dropping the owner.
+    External {
+        _owner: Box<dyn std::any::Any + Send + Sync>,
+    },
 }
 
 /// The heap block behind a [`Storage`].
@@ -58,7 +62,7 @@ impl<T> Drop for StorageInner<T> {
                 unsafe { drop(Vec::from_raw_parts(self.ptr.as_ptr(), 0, capacity)) };
             }
             Alloc::Aligned { layout } => pool_release(self.ptr.cast::<u8>(), layout),
-            Alloc::None => {}
+            Alloc::None | Alloc::External { .. } => {}
         }
     }
 }
@@ -101,6 +105,28 @@ impl<T: Element> Storage<T> {
             Alloc::Vec { capacity }
         };
         Self::wrap(ptr, len, alloc)
+    }
+
+    /// Wraps memory owned by `owner` without copying (zero-copy interop with other array
+    /// libraries); the block is released by dropping `owner` when the last handle goes.
+    ///
+    /// # Safety
+    /// `ptr` must be aligned for `T` and valid for reads and writes of `len` elements that
+    /// hold valid values of `T` for as long as `owner` lives, and nothing outside this
+    /// storage's borrow guards may write that memory while a kernel uses the storage (a
+    /// kernel writes a storage only when an output lives in it).
+    pub unsafe fn from_external(
+        ptr: NonNull<T>,
+        len: usize,
+        owner: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Self {
+        Self::wrap(ptr, len, Alloc::External { _owner: owner })
+    }
+
+    /// The base pointer (valid for `len()` elements while this handle lives), for handing
+    /// the block to another array library without copying.
+    pub fn as_ptr(&self) -> *const T {
+        self.0.ptr.as_ptr()
     }
 
     fn wrap(ptr: NonNull<T>, len: usize, alloc: Alloc) -> Self {
@@ -374,6 +400,38 @@ mod tests {
         assert!(s.read().is_err());
         drop(w);
         assert!(s.read().is_ok());
+    }
+
+    #[test]
+    fn external_memory_is_released_through_its_owner_only() {
+        use std::sync::atomic::AtomicBool;
+        struct Owner {
+            _data: Vec<f64>,
+            dropped: Arc<AtomicBool>,
+        }
+        impl Drop for Owner {
+            fn drop(&mut self) {
+                self.dropped.store(true, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(AtomicBool::new(false));
+        let mut data = vec![1.0, 2.0, 3.0];
+        let ptr = NonNull::new(data.as_mut_ptr()).unwrap();
+        let owner = Owner {
+            _data: data,
+            dropped: Arc::clone(&dropped),
+        };
+        // SAFETY: the vector's buffer (3 aligned f64) lives in `owner`, which the storage
+        // keeps until its last handle goes; moving a Vec does not move its buffer.
+        let s = unsafe { Storage::from_external(ptr, 3, Box::new(owner)) };
+        let view = s.clone();
+        assert_eq!(view.as_ptr(), ptr.as_ptr() as *const f64);
+        let t = crate::tensor::Tensor::from_storage(s, &[3], &[1], 0).unwrap();
+        assert_eq!(t.to_vec().unwrap(), vec![1.0, 2.0, 3.0]);
+        drop(t);
+        assert!(!dropped.load(Ordering::SeqCst));
+        drop(view);
+        assert!(dropped.load(Ordering::SeqCst));
     }
 
     #[test]

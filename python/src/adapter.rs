@@ -1,0 +1,227 @@
+//! The seam between the Python `Artifact` and the crate's program layer.
+//!
+//! Everything `program.rs` needs from the crate goes through this file, so only this file
+//! follows the crate's program API:
+//! * compiling: [`ProgramArtifact::compile`] (one specialization traced at the hints:
+//!   guards + every value's layout expressions) or, with `cover`,
+//!   [`ProgramArtifact::compile_cover`] (traces until every binding is proved admitted);
+//!   saving and loading its version-2 JSON
+//!   (loading re-traces and rejects edited guards or layouts);
+//! * checking a binding: [`ProgramArtifact::check`] (the admitting specialization or the
+//!   closest one's first failing guard); for a binding none admits, the layouts (or the
+//!   error) come from [`concrete`], the same generic code at `i64`;
+//! * running: a [`ProgramDispatcher`] over the artifact (guards checked in order, the first
+//!   admitting specialization instantiated, a miss re-traced and cached), then
+//!   [`run_program`] (views alias, ops/reductions/copies through the vectorized kernels,
+//!   dead intermediates reused). Inputs whose strides are not the spec's layouts at the
+//!   binding are planned for the strides they have ([`concrete`] on the program with those
+//!   strides), so any non-negative strides run.
+
+use serde_json::Value as Json;
+use std::ptr::NonNull;
+use symstride::kernel::ExecConfig;
+use symstride::op::AnyTensor;
+use symstride::program::{
+    concrete, input_layouts, InputStrides, Program, ProgramArtifact, ProgramDispatcher, Value,
+};
+use symstride::sym::{Bindings, Expr, Guard};
+use symstride::tensor::{Element, Storage, Tensor};
+use symstride::{Error, Result};
+
+/// A compiled program: the artifact (what `compile` made or `load` read) and the
+/// dispatcher that runs it (which may add re-traced specializations to its cache).
+#[derive(Debug)]
+pub struct Compiled {
+    /// The validated program.
+    pub program: Program,
+    /// The compiled specializations.
+    pub artifact: ProgramArtifact,
+    dispatcher: ProgramDispatcher,
+}
+
+/// How a run's layouts were obtained.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Planned {
+    /// Dispatched to this specialization of the dispatcher's cache (`retraced`: traced for
+    /// this call because none admitted it).
+    Specialization {
+        /// Index in the dispatcher's cache.
+        index: usize,
+        /// Whether it was traced for this call.
+        retraced: bool,
+    },
+    /// The inputs' strides are not the spec's layouts: planned concretely for them.
+    Replanned,
+}
+
+/// What [`Compiled::check`] found for a binding.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The first specialization whose guards admit the binding.
+    pub specialization: Option<usize>,
+    /// When none admits it: the closest specialization's first failing guard.
+    pub failed_guard: Option<Guard>,
+    /// The value layouts at the binding (inputs, then steps), or the program's error there.
+    pub values: std::result::Result<Vec<Value<i64>>, Error>,
+}
+
+impl Compiled {
+    fn new(artifact: ProgramArtifact) -> Result<Compiled> {
+        Ok(Compiled {
+            program: artifact.program.clone(),
+            dispatcher: ProgramDispatcher::new(artifact.clone())?,
+            artifact,
+        })
+    }
+
+    /// Parses, validates and traces `spec` at its hints; with `cover`, adds traces until
+    /// a case split proves every binding (sizes `>= 0`) admitted (the crate's `--cover`).
+    pub fn compile(spec: &Json, cover: bool) -> Result<Compiled> {
+        let p = Program::from_value(spec)?;
+        Compiled::new(if cover {
+            ProgramArtifact::compile_cover(&p, &symstride::aot::CoverOptions::default())?
+        } else {
+            ProgramArtifact::compile(&p)?
+        })
+    }
+
+    /// The guards of specialization `k`.
+    pub fn guards(&self, k: usize) -> Option<&[Guard]> {
+        self.artifact.specializations.get(k).map(|s| &s.guards[..])
+    }
+
+    /// The number of specializations.
+    pub fn num_specializations(&self) -> usize {
+        self.artifact.specializations.len()
+    }
+
+    /// The dispatcher's counters: hits, misses, re-traces, cached specializations.
+    pub fn stats(&self) -> symstride::aot::DispatchStats {
+        self.dispatcher.stats()
+    }
+
+    /// Symbol values in program order; every symbol bound, none negative.
+    fn values_of(&self, b: &Bindings) -> Result<Vec<i64>> {
+        self.program
+            .symbols
+            .iter()
+            .map(|s| match b.get(s) {
+                Some(v) if v < 0 => Err(Error::symbol(format!(
+                    "binding `{s}` = {v}: sizes are non-negative"
+                ))),
+                Some(v) => Ok(v),
+                None => Err(Error::symbol(format!("no value for symbol `{s}`"))),
+            })
+            .collect()
+    }
+
+    /// Which specialization admits `b` and the layouts at `b` (its instantiation, or the
+    /// program's error there).
+    pub fn check(&self, b: &Bindings) -> Result<Checked> {
+        let vals = self.values_of(b)?;
+        let c = self.artifact.check(&vals)?;
+        let failed_guard = c
+            .failed_guard
+            .and_then(|(k, i)| self.artifact.specializations.get(k)?.guards.get(i).cloned());
+        let values = match c.values {
+            Some(v) => Ok(v),
+            // Not admitted, or admitted by an error specialization: the concrete run says
+            // what happens (its error carries PyTorch's message with the real sizes).
+            None => concrete(&self.program, b),
+        };
+        Ok(Checked {
+            specialization: c.specialization,
+            failed_guard,
+            values,
+        })
+    }
+
+    /// The layouts of every value at `b` for inputs of `strides` (elements). With
+    /// `retrace == false`, a binding no specialization admits (or inputs in another layout
+    /// than the spec's) is `Ok(None)`.
+    pub fn plan(
+        &self,
+        b: &Bindings,
+        strides: &[Vec<i64>],
+        retrace: bool,
+    ) -> Result<Option<(Vec<Value<i64>>, Planned)>> {
+        let vals = self.values_of(b)?;
+        let expected = input_layouts(&self.program, &vals)?;
+        if expected.iter().zip(strides).all(|((_, e), s)| e == s) {
+            if !retrace && self.dispatcher.lookup(&vals)?.is_none() {
+                return Ok(None);
+            }
+            let mut out = Vec::new();
+            let d = self.dispatcher.dispatch_values(&vals, &mut out)?;
+            return Ok(Some((
+                out,
+                Planned::Specialization {
+                    index: d.specialization,
+                    retraced: d.retraced,
+                },
+            )));
+        }
+        if !retrace {
+            return Ok(None);
+        }
+        let mut p = self.program.clone();
+        for (input, s) in p.inputs.iter_mut().zip(strides) {
+            input.strides = InputStrides::Exprs(s.iter().map(|&v| Expr::constant(v)).collect());
+        }
+        Ok(Some((concrete(&p, b)?, Planned::Replanned)))
+    }
+
+    /// The artifact file (JSON, format version 2).
+    pub fn to_json(&self) -> String {
+        self.artifact.to_json()
+    }
+
+    /// Loads an artifact file: verified (re-traced) by the crate's loader.
+    pub fn from_json(text: &str) -> Result<Compiled> {
+        Compiled::new(ProgramArtifact::from_json(text)?)
+    }
+}
+
+/// Executes `p` on `inputs` laid out as `values` says (the crate's executor).
+pub fn run_program(
+    p: &Program,
+    values: &[Value<i64>],
+    inputs: Vec<AnyTensor>,
+    cfg: &ExecConfig,
+) -> Result<Vec<AnyTensor>> {
+    symstride::program::run_program(p, values, inputs, cfg)
+}
+
+/// A storage over memory owned by `owner`, as a tensor of `sizes`/`strides` (elements).
+///
+/// # Safety
+/// `ptr` must be aligned for `T` and valid for reads of every element the layout addresses
+/// (`len` elements from `ptr`), holding valid values of `T`, for as long as `owner` lives;
+/// nothing may write that memory while a kernel runs on it.
+pub unsafe fn external_tensor<T: Element>(
+    ptr: *mut T,
+    len: usize,
+    sizes: &[i64],
+    strides: &[i64],
+    owner: Box<dyn std::any::Any + Send + Sync>,
+) -> Result<Tensor<T>> {
+    let ptr = NonNull::new(ptr).unwrap_or(NonNull::dangling());
+    // SAFETY: the caller's contract is `from_external`'s.
+    let storage = unsafe { Storage::from_external(ptr, len, owner) };
+    Tensor::from_storage(storage, sizes, strides, 0)
+}
+
+/// `$body` with `$t` bound to the tensor inside an [`AnyTensor`].
+macro_rules! each {
+    ($x:expr, |$t:ident| $body:expr) => {
+        match $x {
+            AnyTensor::Bool($t) => $body,
+            AnyTensor::U8($t) => $body,
+            AnyTensor::I32($t) => $body,
+            AnyTensor::I64($t) => $body,
+            AnyTensor::F32($t) => $body,
+            AnyTensor::F64($t) => $body,
+        }
+    };
+}
+pub(crate) use each;
