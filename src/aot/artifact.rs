@@ -58,9 +58,60 @@ struct RawSpecialization {
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawGuard {
+pub(crate) struct RawGuard {
     cond: String,
     reason: String,
+}
+
+impl RawGuard {
+    /// Guards as stored (both artifact versions).
+    pub(crate) fn store(guards: &[Guard]) -> Vec<RawGuard> {
+        guards
+            .iter()
+            .map(|g| RawGuard {
+                cond: g.cond.to_string(),
+                reason: g.reason.clone(),
+            })
+            .collect()
+    }
+
+    /// Stored guards parsed back; a condition that does not parse names its guard.
+    pub(crate) fn load(raw: &[RawGuard]) -> Result<Vec<Guard>> {
+        raw.iter()
+            .enumerate()
+            .map(|(i, g)| {
+                Ok(Guard {
+                    cond: BoolExpr::parse(&g.cond).map_err(|e| art(format!("guard {i}: {e}")))?,
+                    reason: g.reason.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A stored specialization's trace point in `symbols` order: every symbol has a value, none
+/// is negative, and no other name appears (`owner` is "spec" or "program", for the message).
+pub(crate) fn load_traced_at(
+    symbols: &[String],
+    traced_at: &BTreeMap<String, i64>,
+    owner: &str,
+) -> Result<Vec<i64>> {
+    let mut out = Vec::with_capacity(symbols.len());
+    for name in symbols {
+        let v = *traced_at
+            .get(name)
+            .ok_or_else(|| art(format!("traced_at has no value for `{name}`")))?;
+        if v < 0 {
+            return Err(art(format!("traced_at: `{name}` = {v} is negative")));
+        }
+        out.push(v);
+    }
+    if traced_at.len() != symbols.len() {
+        return Err(art(format!(
+            "traced_at names symbols the {owner} does not have"
+        )));
+    }
+    Ok(out)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -85,13 +136,15 @@ struct RawOperand {
     is_output: bool,
 }
 
-fn art(message: impl Into<String>) -> Error {
+/// An `Artifact` error.
+pub(crate) fn art(message: impl Into<String>) -> Error {
     Error::Artifact {
         message: message.into(),
     }
 }
 
-fn strings(v: &[Expr]) -> Vec<String> {
+/// Expressions as stored.
+pub(crate) fn strings(v: &[Expr]) -> Vec<String> {
     v.iter().map(|e| e.to_string()).collect()
 }
 
@@ -124,14 +177,7 @@ impl Artifact {
                         .cloned()
                         .zip(s.traced_at.iter().copied())
                         .collect(),
-                    guards: s
-                        .guards
-                        .iter()
-                        .map(|g| RawGuard {
-                            cond: g.cond.to_string(),
-                            reason: g.reason.clone(),
-                        })
-                        .collect(),
+                    guards: RawGuard::store(&s.guards),
                     plan: RawPlan {
                         shape: strings(&s.plan.shape),
                         perm: s.plan.perm.clone(),
@@ -396,31 +442,8 @@ fn parse_exprs(what: &str, v: &[String]) -> Result<Vec<Expr>> {
 }
 
 fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specialization> {
-    let mut traced_at = Vec::with_capacity(spec.symbols.len());
-    for name in &spec.symbols {
-        let v = *s
-            .traced_at
-            .get(name)
-            .ok_or_else(|| art(format!("traced_at has no value for `{name}`")))?;
-        if v < 0 {
-            return Err(art(format!("traced_at: `{name}` = {v} is negative")));
-        }
-        traced_at.push(v);
-    }
-    if s.traced_at.len() != spec.symbols.len() {
-        return Err(art("traced_at names symbols the spec does not have"));
-    }
-    let guards = s
-        .guards
-        .iter()
-        .enumerate()
-        .map(|(i, g)| {
-            Ok(Guard {
-                cond: BoolExpr::parse(&g.cond).map_err(|e| art(format!("guard {i}: {e}")))?,
-                reason: g.reason.clone(),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let traced_at = load_traced_at(&spec.symbols, &s.traced_at, "spec")?;
+    let guards = RawGuard::load(&s.guards)?;
     if let Some(category) = &s.error {
         return load_error_specialization(spec, traced_at, guards, category, &s.plan);
     }

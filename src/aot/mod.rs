@@ -116,6 +116,7 @@ mod spec;
 mod specialization;
 mod trace;
 
+pub(crate) use artifact::{art, load_traced_at, strings, RawGuard};
 pub use artifact::{Artifact, CheckOutcome, ARTIFACT_FORMAT, FORMAT_VERSION};
 pub use cover::{
     compile_cover, compile_specializations, cover_domain, uncovered_region, CompileOptions,
@@ -126,9 +127,9 @@ pub use dispatch::{empty_plan, DispatchStats, Dispatched, Dispatcher, Values};
 pub use exec::{random_inputs, verify, Execution};
 pub use memory::{estimate_run_memory, fmt_bytes, parse_bytes, MemoryEstimate};
 pub(crate) use program::ExprProgram;
-pub(crate) use retrace::{verify_stored, Mismatch, Pairs, Retrace};
 pub use prover::CoverTarget;
 pub(crate) use prover::{cover, equal_under, uncovered_by};
+pub(crate) use retrace::{verify_stored, Mismatch, Pairs, Retrace};
 pub use spec::{
     is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, COVER_10_SYMBOLS_SPEC_JSON,
     SEED_SPEC_JSON,

@@ -110,6 +110,8 @@ macro_rules! with_dtype {
         }
     };
 }
+pub(crate) use each;
+pub(crate) use with_dtype;
 
 impl AnyTensor {
     /// The dtype.

@@ -23,7 +23,8 @@ use super::spec::Program;
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
 use super::trace::{concrete, trace, ProgramTrace, Value};
 use crate::aot::{
-    verify_stored, Artifact, CoverOptions, Coverage, Mismatch, Pairs, Retrace, ARTIFACT_FORMAT,
+    art, load_traced_at, strings, verify_stored, Artifact, CoverOptions, Coverage, Mismatch, Pairs,
+    RawGuard, Retrace, ARTIFACT_FORMAT,
 };
 use crate::sym::{BoolExpr, Expr, Guard, GuardSet};
 use crate::{DType, Error, Result};
@@ -80,13 +81,6 @@ struct RawSpecialization {
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawGuard {
-    cond: String,
-    reason: String,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawValue {
     name: String,
     sizes: Vec<String>,
@@ -103,16 +97,6 @@ struct RawValue {
 struct RawError {
     category: String,
     message: String,
-}
-
-fn art(message: impl Into<String>) -> Error {
-    Error::Artifact {
-        message: message.into(),
-    }
-}
-
-fn strings(v: &[Expr]) -> Vec<String> {
-    v.iter().map(|e| e.to_string()).collect()
 }
 
 /// The verifier's view of a program.
@@ -274,14 +258,7 @@ impl ProgramArtifact {
                         .cloned()
                         .zip(s.traced_at.iter().copied())
                         .collect(),
-                    guards: s
-                        .guards
-                        .iter()
-                        .map(|g| RawGuard {
-                            cond: g.cond.to_string(),
-                            reason: g.reason.clone(),
-                        })
-                        .collect(),
+                    guards: RawGuard::store(&s.guards),
                     values: s.values.as_ref().map_or(Vec::new(), |vs| {
                         vs.iter()
                             .enumerate()
@@ -463,31 +440,8 @@ fn parse_expr(p: &Program, what: &str, s: &str) -> Result<Expr> {
 }
 
 fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpecialization> {
-    let mut traced_at = Vec::with_capacity(p.symbols.len());
-    for name in &p.symbols {
-        let v = *s
-            .traced_at
-            .get(name)
-            .ok_or_else(|| art(format!("traced_at has no value for `{name}`")))?;
-        if v < 0 {
-            return Err(art(format!("traced_at: `{name}` = {v} is negative")));
-        }
-        traced_at.push(v);
-    }
-    if s.traced_at.len() != p.symbols.len() {
-        return Err(art("traced_at names symbols the program does not have"));
-    }
-    let guards = s
-        .guards
-        .iter()
-        .enumerate()
-        .map(|(i, g)| {
-            Ok(Guard {
-                cond: BoolExpr::parse(&g.cond).map_err(|e| art(format!("guard {i}: {e}")))?,
-                reason: g.reason.clone(),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let traced_at = load_traced_at(&p.symbols, &s.traced_at, "program")?;
+    let guards = RawGuard::load(&s.guards)?;
     let concrete_at = concrete(p, &bindings_of(&p.symbols, &traced_at));
     let values: Values = match (&s.error, s.values.is_empty()) {
         (Some(e), true) => match &concrete_at {

@@ -39,7 +39,7 @@ use super::fuse::{check_fusion, compile, run_chain, FusionPlan};
 use super::spec::{Program, StepArg, StepOp};
 use super::trace::{in_step, Value};
 use crate::kernel::ExecConfig;
-use crate::op::{self, AnyElement, AnyTensor, Input, Output};
+use crate::op::{self, each, with_dtype, AnyElement, AnyTensor, Input, Output};
 use crate::reduce::{
     reduction_meta, All, Amax, Amin, Any, Argmax, Argmin, Dims, Mean, Prod, ReduceElement, Reducer,
     ReductionOp, Sum,
@@ -59,52 +59,6 @@ pub struct RunStats {
     pub reused_buffers: usize,
     /// Steps that ran inside a fused chain (roots included).
     pub fused_steps: usize,
-}
-
-/// `$body` with `$t` bound to the typed tensor inside an [`AnyTensor`].
-macro_rules! each {
-    ($x:expr, |$t:ident| $body:expr) => {
-        match $x {
-            AnyTensor::Bool($t) => $body,
-            AnyTensor::U8($t) => $body,
-            AnyTensor::I32($t) => $body,
-            AnyTensor::I64($t) => $body,
-            AnyTensor::F32($t) => $body,
-            AnyTensor::F64($t) => $body,
-        }
-    };
-}
-
-/// `$body` with `$T` bound to the element type of a dtype.
-macro_rules! with_dtype {
-    ($d:expr, |$T:ident| $body:expr) => {
-        match $d {
-            DType::Bool => {
-                type $T = bool;
-                $body
-            }
-            DType::U8 => {
-                type $T = u8;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-        }
-    };
 }
 
 /// A view of `t`'s storage with another layout (bounds-checked).
