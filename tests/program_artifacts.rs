@@ -322,3 +322,35 @@ fn concurrent_dispatch_equals_serial() {
         );
     }
 }
+
+/// A guard only TensorIterator's coalescing asked for (the demo's `b != 1 && s != 1`, at
+/// step 4's amax) does not change any value's layout, but it does change that step's kernel
+/// plan (at `b = 1` the iteration dims merge differently). The plans are part of what a
+/// specialization promises, so weakening that guard is rejected on load, with the step's
+/// plan named; the unedited artifact loads.
+#[test]
+fn a_weakened_coalescing_guard_is_rejected_through_the_kernel_plan() {
+    let p = Program::from_json(symstride::program::DEMO_PROGRAM_JSON).unwrap();
+    let v = compiled_json(&p);
+    assert!(load(&v).is_ok());
+    let guards = v["specializations"][0]["guards"].as_array().unwrap();
+    let g = guards
+        .iter()
+        .position(|g| g["cond"] == "b != 1 && s != 1")
+        .expect("the demo's coalescing guard");
+    // The values alone cannot tell: at b = 1 every value's layout has the same expressions.
+    let b1 = concrete(&p, &bind(&p, &[1, 5])).unwrap();
+    let t = symstride::program::trace(&p, &bind(&p, &[2, 5])).unwrap();
+    assert_eq!(t.instantiate(&bind(&p, &[1, 5])).unwrap(), b1);
+    let mut edited = v.clone();
+    edited["specializations"][0]["guards"][g]["cond"] = Json::from("s != 1");
+    let err = load(&edited).unwrap_err();
+    assert!(err.contains("kernel plan"), "{err}");
+    let mut deleted = v.clone();
+    deleted["specializations"][0]["guards"]
+        .as_array_mut()
+        .unwrap()
+        .remove(g);
+    let err = load(&deleted).unwrap_err();
+    assert!(err.contains("kernel plan"), "{err}");
+}

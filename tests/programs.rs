@@ -6,8 +6,8 @@ use serde_json::Value;
 use std::time::Instant;
 use symstride::aot::CoverOptions;
 use symstride::program::{
-    concrete, cover_program, program_uncovered_region, trace, Program, ProgramSpecialization,
-    ProgramTrace,
+    concrete, concrete_planned, cover_program, program_uncovered_region, trace, Program,
+    ProgramSpecialization, ProgramTrace,
 };
 use symstride::sym::Bindings;
 
@@ -268,6 +268,7 @@ proptest! {
         // The compiled specialization: same admitted set, same values (one reused Vec).
         let s = ProgramSpecialization::from_trace(&p, hints.clone(), t.clone()).unwrap();
         let mut reused = Vec::new();
+        let mut plans = Vec::new();
         for pt in points.iter().chain([&hints]) {
             let b = bind(pt);
             prop_assert_eq!(s.admits(pt).unwrap(), t.admits(&b).unwrap(), "{} at {:?}", spec, pt);
@@ -278,6 +279,12 @@ proptest! {
                 (Ok(_), Ok(c)) => {
                     s.instantiate_into(pt, &mut reused).unwrap();
                     prop_assert_eq!(&reused, &c, "{} at {:?}", spec, pt);
+                    // Every op's and reduction's kernel plan too: equal to the plan the
+                    // generic build makes at this binding.
+                    s.instantiate_with_plans(pt, &mut reused, &mut plans).unwrap();
+                    let (cv, cp) = concrete_planned(&p, &b).unwrap();
+                    prop_assert_eq!(&reused, &cv, "{} at {:?}", spec, pt);
+                    prop_assert_eq!(&plans, &cp, "{} at {:?}: plans", spec, pt);
                     prop_assert_eq!(t.instantiate(&b).unwrap(), c, "{} at {:?}", spec, pt)
                 }
                 (Err(te), Err(ce)) => {
@@ -335,7 +342,8 @@ fn run_both(
 ) -> Result<Option<symstride::program::RunStats>, String> {
     use symstride::kernel::ExecConfig;
     use symstride::program::{
-        execute, fill_inputs, plan_fusion, run_program_fused, run_program_stats, tensor_values,
+        execute, fill_inputs, plan_fusion, run_program_fused, run_program_planned,
+        run_program_stats, specialize, tensor_values,
     };
     let want = execute(p, b);
     let got = concrete(p, b).and_then(|values| {
@@ -367,6 +375,30 @@ fn run_both(
                 if !same_values(&g, &w) {
                     return Err(format!(
                         "output `{}`: kernels {g:?} vs reference {w:?}",
+                        p.names[o]
+                    ));
+                }
+            }
+            // From a specialization's stored kernel plans (traced at this binding, so it
+            // admits it) == the reference too: nothing is planned at run time.
+            let at: Vec<i64> = p.symbols.iter().map(|s| b.get(s).unwrap()).collect();
+            let spec = specialize(p, &at).map_err(|e| format!("specialize: {e}"))?;
+            let (mut pv, mut pp) = (Vec::new(), Vec::new());
+            spec.instantiate_with_plans(&at, &mut pv, &mut pp)
+                .map_err(|e| format!("instantiate: {e}"))?;
+            let inputs = fill_inputs(p, &values).unwrap();
+            let cfg = ExecConfig::default().with_grain_size(8);
+            let (planned, _) = pool
+                .install(|| run_program_planned(p, &pv, &pp, inputs, &cfg))
+                .map_err(|e| format!("planned: {e}"))?;
+            for (&o, t) in p.outputs.iter().zip(&planned) {
+                let (g, w) = (tensor_values(t).unwrap(), ex.values(o).unwrap());
+                if t.sizes() != values[o].sizes.as_slice()
+                    || t.strides() != values[o].strides.as_slice()
+                    || !same_values(&g, &w)
+                {
+                    return Err(format!(
+                        "planned output `{}`: {g:?} vs reference {w:?}",
                         p.names[o]
                     ));
                 }
@@ -769,4 +801,57 @@ fn fusion_decisions_and_their_checks() {
         chains: vec![FusedChain { steps: vec![1, 0] }],
     };
     assert!(check_fusion(&epilogue, &values, &both).is_err());
+}
+
+/// The dispatcher runs every op and reduction from its specialization's stored kernel
+/// plans; inputs that start at an offset in their storage (a view of a bigger buffer) get
+/// the plans' offsets shifted, and the outputs equal a run that plans every step afresh.
+#[test]
+fn dispatcher_runs_stored_plans_on_inputs_at_an_offset() {
+    use symstride::kernel::ExecConfig;
+    use symstride::op::AnyTensor;
+    use symstride::program::{
+        fill_inputs, run_program, tensor_values, ProgramArtifact, ProgramDispatcher,
+        DEMO_PROGRAM_JSON,
+    };
+    use symstride::tensor::{Storage, Tensor};
+    let p = Program::from_json(DEMO_PROGRAM_JSON).unwrap();
+    let d = ProgramDispatcher::new(ProgramArtifact::compile(&p).unwrap()).unwrap();
+    for (b, sl) in [(2, 5), (3, 7), (1, 4), (4, 9)] {
+        let bind = Bindings::from_pairs([("b", b), ("s", sl)]);
+        let values = concrete(&p, &bind).unwrap();
+        let cfg = ExecConfig::default().with_grain_size(8);
+        let want = run_program(&p, &values, fill_inputs(&p, &values).unwrap(), &cfg).unwrap();
+        for pad in [0usize, 7] {
+            let inputs: Vec<AnyTensor> = fill_inputs(&p, &values)
+                .unwrap()
+                .into_iter()
+                .map(|t| {
+                    let AnyTensor::F32(t) = t else {
+                        panic!("the demo's inputs are float32")
+                    };
+                    let mut data = vec![-1.0f32; pad];
+                    data.extend(t.to_vec().unwrap());
+                    Tensor::from_storage(
+                        Storage::from_vec(data),
+                        t.sizes(),
+                        t.strides(),
+                        pad as i64,
+                    )
+                    .unwrap()
+                    .into()
+                })
+                .collect();
+            let (got, _) = d.run(inputs, &cfg).unwrap();
+            for (g, w) in got.iter().zip(&want) {
+                assert_eq!(g.sizes(), w.sizes());
+                assert_eq!(g.strides(), w.strides());
+                assert_eq!(
+                    tensor_values(g).unwrap(),
+                    tensor_values(w).unwrap(),
+                    "b={b} s={sl} pad={pad}"
+                );
+            }
+        }
+    }
 }

@@ -9,7 +9,7 @@
 //! or in-place tensor of another dtype), the kernel writes a temporary that is then copied
 //! into the output with a cast, as PyTorch's CPU path does.
 
-use super::call::{plan_op, Arg, Dest};
+use super::call::{plan_op, Arg, Dest, OpPlan};
 use super::kernels;
 use super::table::Op;
 use crate::dtype::DType;
@@ -283,6 +283,86 @@ pub(crate) fn call_into(op: Op, inputs: &[Input], out: &AnyTensor, cfg: &ExecCon
         return out.copy_from(&tmp, cfg);
     }
     kernels::run(op, p.compute_dtype, &p.plan, out, &xs, cfg)
+}
+
+/// Runs `op(inputs)` into `out` from a plan made ahead of time instead of planning: a
+/// program specialization's plan for the step (built for a new result, [`Dest::New`], over
+/// the program's layouts), instantiated at the binding. The program's layouts put a tensor
+/// argument at the offset its plan operand says; a real tensor may start elsewhere in its
+/// storage (an input at an offset), so each operand's offsets are shifted to the real
+/// tensor's. Every argument must have the layout the plan's input specs say (checked), and
+/// the kernels validate the plan against the real storages before running, as for any plan.
+pub(crate) fn call_planned(
+    op: Op,
+    p: &OpPlan<i64>,
+    inputs: &[Input],
+    out: &AnyTensor,
+    cfg: &ExecConfig,
+) -> Result<()> {
+    let bad = |what: String| Error::invalid(format!("{op}: the stored plan {what}"));
+    if inputs.len() != p.inputs.len() || p.plan.operands.len() != 1 + inputs.len() {
+        return Err(bad(format!(
+            "has {} inputs, the call {}",
+            p.inputs.len(),
+            inputs.len()
+        )));
+    }
+    if out.sizes() != p.out_sizes()
+        || out.strides() != p.out_strides()
+        || out.dtype() != p.out_dtype
+    {
+        return Err(bad(format!(
+            "writes sizes {:?}, strides {:?} of {}; the output is {:?}, {:?} of {}",
+            p.out_sizes(),
+            p.out_strides(),
+            p.out_dtype,
+            out.sizes(),
+            out.strides(),
+            out.dtype()
+        )));
+    }
+    let xs = materialize(inputs, &p.inputs, &p.converted, cfg)?;
+    let mut shift = Vec::with_capacity(xs.len() + 1);
+    shift.push(out.storage_offset());
+    for (x, spec) in xs.iter().zip(&p.inputs) {
+        if x.sizes() != spec.sizes.as_slice() || x.strides() != spec.strides.as_slice() {
+            return Err(bad(format!(
+                "reads sizes {:?}, strides {:?}; the argument is {:?}, {:?}",
+                spec.sizes,
+                spec.strides,
+                x.sizes(),
+                x.strides()
+            )));
+        }
+        shift.push(
+            x.storage_offset()
+                .checked_sub(spec.storage_offset)
+                .ok_or_else(|| Error::overflow("a plan's storage offset"))?,
+        );
+    }
+    let shifted;
+    let plan = if shift.iter().all(|s| *s == 0) {
+        &p.plan
+    } else {
+        let mut q = p.plan.clone();
+        for (o, s) in q.operands.iter_mut().zip(&shift) {
+            o.offset = o
+                .offset
+                .checked_add(*s)
+                .ok_or_else(|| Error::overflow("a plan's storage offset"))?;
+        }
+        shifted = q;
+        &shifted
+    };
+    let kernel_dtype = kernels::kernel_out_dtype(op, p.compute_dtype);
+    if out.dtype() != kernel_dtype {
+        let tmp = AnyTensor::uninit(kernel_dtype, p.out_sizes(), p.out_strides())?;
+        let mut q = plan.clone();
+        q.operands[0].offset = p.plan.operands[0].offset;
+        kernels::run(op, p.compute_dtype, &q, &tmp, &xs, cfg)?;
+        return out.copy_from(&tmp, cfg);
+    }
+    kernels::run(op, p.compute_dtype, plan, out, &xs, cfg)
 }
 
 /// Runs `op`'s kernel over a float32 plan on bare storages (the ahead-of-time layer's

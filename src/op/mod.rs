@@ -36,6 +36,6 @@ mod table;
 
 pub use call::{plan_op, scalar_dtype, Arg, Dest, OpPlan};
 pub use exec::{call, run_kernel_f32, AnyElement, AnyTensor, Input, Output};
-pub(crate) use exec::{call_into, each, with_dtype};
+pub(crate) use exec::{call_into, call_planned, each, with_dtype};
 pub use reference::narrow;
 pub use table::{Op, OpDef, Promotion, TABLE};

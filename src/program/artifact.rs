@@ -21,7 +21,8 @@ use super::cover::{cover_program, program_cover_domain, program_uncovered_region
 use super::dispatch::input_layouts;
 use super::spec::Program;
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
-use super::trace::{concrete, trace, ProgramTrace, Value};
+use super::stepplan::plan_pairs;
+use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
 use crate::aot::{
     art, load_traced_at, strings, verify_stored, Artifact, CoverOptions, Coverage, Mismatch, Pairs,
     RawGuard, Retrace, ARTIFACT_FORMAT,
@@ -104,8 +105,14 @@ struct ProgramSubject<'a>(&'a Program);
 
 type Values = std::result::Result<Vec<Value<Expr>>, Error>;
 
+/// What the verifier compares: the values and, per step, the kernel plans.
+struct Traced {
+    values: Values,
+    plans: StepPlans<Expr>,
+}
+
 impl Retrace for ProgramSubject<'_> {
-    type Payload = Values;
+    type Payload = Traced;
 
     fn symbols(&self) -> &[String] {
         &self.0.symbols
@@ -119,16 +126,23 @@ impl Retrace for ProgramSubject<'_> {
         input_layouts(self.0, point).is_ok()
     }
 
-    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Values)> {
+    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Traced)> {
         let t = trace(self.0, &bindings_of(&self.0.symbols, point))?;
-        Ok((t.guards.guards, t.values))
+        Ok((
+            t.guards.guards,
+            Traced {
+                values: t.values,
+                plans: t.plans,
+            },
+        ))
     }
 
     fn pairs<'a>(
         &self,
-        stored: &'a Values,
-        traced: &'a Values,
+        stored_all: &'a Traced,
+        traced_all: &'a Traced,
     ) -> std::result::Result<Pairs<'a>, Mismatch> {
+        let (stored, traced) = (&stored_all.values, &traced_all.values);
         let cat = |v: &Values| match v {
             Ok(_) => "values".to_string(),
             Err(e) => format!("a {} error", e.category()),
@@ -181,6 +195,16 @@ impl Retrace for ProgramSubject<'_> {
                 &a.storage_numel,
                 &b.storage_numel,
             ));
+        }
+        let plan_pairs = plan_pairs(&stored_all.plans, &traced_all.plans).ok_or_else(|| {
+            (
+                "the steps' kernel plans".to_string(),
+                "one structure".to_string(),
+                "another (permutation, rank or dtypes)".to_string(),
+            )
+        })?;
+        for (k, x, y) in plan_pairs {
+            pairs.push((format!("step {} kernel plan", k + 1), x, y));
         }
         Ok(pairs)
     }
@@ -464,7 +488,14 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
         (Some(_), false) => return Err(art("an error specialization has no values")),
         (None, _) => Ok(load_values(p, &s.values)?),
     };
-    let spec = ProgramSpecialization::new(p, traced_at.clone(), guards, values)
+    // The kernel plans are not stored: they come from the trace at the trace point, and
+    // the verifier below compares them with the re-trace in every region the guards admit.
+    let plans = if values.is_ok() {
+        trace(p, &bindings_of(&p.symbols, &traced_at))?.plans
+    } else {
+        Vec::new()
+    };
+    let spec = ProgramSpecialization::new(p, traced_at.clone(), guards, values, plans)
         .map_err(|e| art(e.to_string()))?;
     if let Some(g) = spec.first_failing_guard(&traced_at)? {
         return Err(art(format!(
@@ -484,7 +515,11 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
             "values are stored, but the program fails at the values they were traced at",
         ));
     }
-    verify_stored(&ProgramSubject(p), &traced_at, &spec.guards, &spec.values)?;
+    let stored = Traced {
+        values: spec.values.clone(),
+        plans: spec.plans.clone(),
+    };
+    verify_stored(&ProgramSubject(p), &traced_at, &spec.guards, &stored)?;
     Ok(spec)
 }
 
@@ -571,6 +606,7 @@ fn load_coverage(
             .iter()
             .map(|s| ProgramTrace {
                 values: s.values.clone(),
+                plans: s.plans.clone(),
                 guards: GuardSet::from(s.guards.clone()),
             })
             .collect();

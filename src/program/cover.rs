@@ -11,6 +11,7 @@
 //! the same category at the same step.
 
 use super::spec::{InputStrides, Program};
+use super::stepplan::plan_pairs;
 use super::trace::{concrete_inputs, trace, ProgramTrace};
 use crate::aot::{cover, equal_under, uncovered_by, CoverOptions, CoverTarget};
 use crate::sym::{decide_under, Bindings, BoolExpr, Expr, Guard, GuardSet, Symbol};
@@ -184,20 +185,28 @@ impl CoverTarget for Target<'_> {
                             && x.sizes.len() == y.sizes.len()
                             && x.strides.len() == y.strides.len()
                     });
+                // The kernel plans are part of the answer: a host whose plans differ
+                // from the new trace's cannot take its bindings.
+                let Some(plans) = plan_pairs(&host.trace.plans, &new.trace.plans) else {
+                    return false;
+                };
                 same_shape
                     && equal_under(
                         &self.0.symbols,
                         &new.trace.guards.guards,
-                        a.iter().zip(b).flat_map(|(x, y)| {
-                            x.sizes
-                                .iter()
-                                .zip(&y.sizes)
-                                .chain(x.strides.iter().zip(&y.strides))
-                                .chain([
-                                    (&x.offset, &y.offset),
-                                    (&x.storage_numel, &y.storage_numel),
-                                ])
-                        }),
+                        a.iter()
+                            .zip(b)
+                            .flat_map(|(x, y)| {
+                                x.sizes
+                                    .iter()
+                                    .zip(&y.sizes)
+                                    .chain(x.strides.iter().zip(&y.strides))
+                                    .chain([
+                                        (&x.offset, &y.offset),
+                                        (&x.storage_numel, &y.storage_numel),
+                                    ])
+                            })
+                            .chain(plans.into_iter().map(|(_, x, y)| (x, y))),
                     )
             }
             (Err(a), Err(b)) => a.category() == b.category() && failing_step(a) == failing_step(b),
@@ -210,6 +219,7 @@ impl CoverTarget for Target<'_> {
             at: host.at.clone(),
             trace: ProgramTrace {
                 values: host.trace.values.clone(),
+                plans: host.trace.plans.clone(),
                 guards: GuardSet::from(guards),
             },
         })

@@ -18,7 +18,7 @@
 //! the same layouts (soundness), so concurrent use gives the results of serial use.
 
 use super::artifact::ProgramArtifact;
-use super::run::run_program;
+use super::run::run_program_planned;
 use super::spec::{InputStrides, Program};
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
 use super::trace::{concrete, Value};
@@ -212,9 +212,11 @@ impl ProgramDispatcher {
     }
 
     /// Executes the program on `inputs` (one tensor per input, in order): bind their
-    /// layouts, dispatch (every value's layout; a re-trace on a miss), then run every step
-    /// through the vectorized kernels ([`run_program`]: views alias their base, dead
-    /// intermediate buffers are reused). Returns the outputs in `program().outputs` order,
+    /// layouts, dispatch (every value's layout and every op's and reduction's kernel plan
+    /// from the specialization's one straight-line program; a re-trace on a miss), then run
+    /// every step through the vectorized kernels from its plan, without planning again
+    /// ([`run_program_planned`]: views alias their base, dead intermediate buffers are
+    /// reused). Returns the outputs in `program().outputs` order,
     /// and how the call was served.
     pub fn run(
         &self,
@@ -222,12 +224,19 @@ impl ProgramDispatcher {
         cfg: &ExecConfig,
     ) -> Result<(Vec<AnyTensor>, Dispatched)> {
         let mut values = Vec::new();
+        let mut plans = Vec::new();
         let d = {
             let layouts: Vec<(&[i64], &[i64])> =
                 inputs.iter().map(|t| (t.sizes(), t.strides())).collect();
-            self.dispatch(&layouts, &mut values)?
+            let symbols = self.bind(&layouts)?;
+            let d = self.dispatch_values(&symbols, &mut values)?;
+            let s = self.specialization(d.specialization).ok_or_else(|| {
+                Error::invalid("internal error: a dispatched specialization is missing")
+            })?;
+            s.instantiate_with_plans(&symbols, &mut values, &mut plans)?;
+            d
         };
-        let outs = run_program(&self.program, &values, inputs, cfg)?;
+        let (outs, _) = run_program_planned(&self.program, &values, &plans, inputs, cfg)?;
         Ok((outs, d))
     }
 

@@ -112,6 +112,7 @@ pub mod golden;
 mod run;
 mod spec;
 mod specialize;
+mod stepplan;
 mod trace;
 
 /// The program of the golden README (`x.view(b, s, 4, 16).transpose(1, 2) + bias`, then a
@@ -136,8 +137,12 @@ pub use dispatch::{
 pub use exec::{execute, fill_value, Data, Executed};
 pub use fuse::{check_fusion, plan_fusion, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK};
 pub use run::{
-    fill_inputs, run_program, run_program_fused, run_program_stats, tensor_values, RunStats,
+    fill_inputs, run_program, run_program_fused, run_program_planned, run_program_stats,
+    tensor_values, RunStats,
 };
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use specialize::{specialize, ProgramSpecialization};
-pub use trace::{concrete, run_steps, trace, ProgramTrace, Value};
+pub use stepplan::StepPlan;
+pub use trace::{
+    concrete, concrete_planned, run_steps, run_steps_planned, trace, ProgramTrace, StepPlans, Value,
+};

@@ -37,6 +37,7 @@
 use super::exec::fill_value;
 use super::fuse::{check_fusion, compile, run_chain, FusionPlan};
 use super::spec::{Program, StepArg, StepOp};
+use super::stepplan::{shift_offsets, StepPlan};
 use super::trace::{in_step, Value};
 use crate::kernel::ExecConfig;
 use crate::op::{self, each, with_dtype, AnyElement, AnyTensor, Input, Output};
@@ -247,7 +248,29 @@ pub fn run_program_stats(
     inputs: Vec<AnyTensor>,
     cfg: &ExecConfig,
 ) -> Result<(Vec<AnyTensor>, RunStats)> {
-    run_inner(p, values, inputs, None, cfg)
+    run_inner(p, values, None, inputs, None, cfg)
+}
+
+/// [`run_program_stats`] with every op and reduction run from its kernel plan in `plans`
+/// (one per step, `None` for views and copies: a specialization's plans instantiated with
+/// [`super::ProgramSpecialization::instantiate_with_plans`]) instead of planning each step
+/// again. The plans are checked against the arguments' layouts and validated against the
+/// real storages by the kernels, as any plan.
+pub fn run_program_planned(
+    p: &Program,
+    values: &[Value<i64>],
+    plans: &[Option<StepPlan<i64>>],
+    inputs: Vec<AnyTensor>,
+    cfg: &ExecConfig,
+) -> Result<(Vec<AnyTensor>, RunStats)> {
+    if plans.len() != p.steps.len() {
+        return Err(Error::invalid(format!(
+            "{} step plans for a program of {} steps",
+            plans.len(),
+            p.steps.len()
+        )));
+    }
+    run_inner(p, values, Some(plans), inputs, None, cfg)
 }
 
 /// [`run_program_stats`] with the elementwise chains of `fusion` each evaluated in one pass
@@ -261,12 +284,13 @@ pub fn run_program_fused(
     cfg: &ExecConfig,
 ) -> Result<(Vec<AnyTensor>, RunStats)> {
     check_fusion(p, values, fusion)?;
-    run_inner(p, values, inputs, Some(fusion), cfg)
+    run_inner(p, values, None, inputs, Some(fusion), cfg)
 }
 
 fn run_inner(
     p: &Program,
     values: &[Value<i64>],
+    plans: Option<&[Option<StepPlan<i64>>]>,
     inputs: Vec<AnyTensor>,
     fusion: Option<&FusionPlan>,
     cfg: &ExecConfig,
@@ -364,6 +388,7 @@ fn run_inner(
                 p,
                 k,
                 values,
+                plans.and_then(|ps| ps[k].as_ref()),
                 &tensors,
                 &base_offset,
                 &live,
@@ -429,6 +454,7 @@ fn run_step(
     p: &Program,
     k: usize,
     values: &[Value<i64>],
+    plan: Option<&StepPlan<i64>>,
     tensors: &[Option<AnyTensor>],
     base_offset: &[i64],
     live: &Liveness,
@@ -471,6 +497,16 @@ fn run_step(
                     other => Err(Error::invalid(format!("bad op argument {other:?}"))),
                 })
                 .collect::<Result<Vec<_>>>()?;
+            if let Some(plan) = plan {
+                let StepPlan::Op(plan) = plan else {
+                    return Err(Error::invalid(
+                        "the stored plan of an op step is not an op's",
+                    ));
+                };
+                let (out, _) = target(v, me, live, free, stats)?;
+                op::call_planned(*op, plan, &ins, &out, cfg)?;
+                return Ok(out);
+            }
             if !live.pinned[me] {
                 let numel = usize::try_from(v.storage_numel).unwrap_or(usize::MAX);
                 if let Some(buf) = free.take(v.dtype, numel) {
@@ -496,7 +532,46 @@ fn run_step(
                 Some(other) => return Err(Error::invalid(format!("bad dim {other:?}"))),
             };
             let (out, _) = target(v, me, live, free, stats)?;
-            reduce_into(*op, x, &dims, st.keepdim, &out, cfg)?;
+            let flat_arg = matches!(op, ReductionOp::Argmax | ReductionOp::Argmin)
+                && dims == Dims::All
+                && x.sizes().len() > 1;
+            match plan {
+                // The flattened argmax/argmin plans at run time (see `reduce_into`).
+                Some(_) if flat_arg => reduce_into(*op, x, &dims, st.keepdim, &out, cfg)?,
+                Some(StepPlan::Reduce(plan)) => {
+                    let StepArg::Value(xi) = &st.args[0] else {
+                        return Err(Error::invalid("a reduction of a non-value"));
+                    };
+                    let input = &values[*xi];
+                    if plan.operands.len() != 2
+                        || x.sizes() != input.sizes.as_slice()
+                        || x.strides() != input.strides.as_slice()
+                    {
+                        return Err(Error::invalid(
+                            "the stored plan of a reduction does not match its input",
+                        ));
+                    }
+                    let shift = [
+                        out.storage_offset(),
+                        x.storage_offset()
+                            .checked_sub(input.offset)
+                            .ok_or_else(|| Error::overflow("a plan's storage offset"))?,
+                    ];
+                    if shift == [0, 0] {
+                        reduce_any(*op, x, plan, &out, cfg)?;
+                    } else {
+                        let mut q = plan.clone();
+                        shift_offsets(&mut q, &shift)?;
+                        reduce_any(*op, x, &q, &out, cfg)?;
+                    }
+                }
+                Some(StepPlan::Op(_)) => {
+                    return Err(Error::invalid(
+                        "the stored plan of a reduction step is an op's",
+                    ))
+                }
+                None => reduce_into(*op, x, &dims, st.keepdim, &out, cfg)?,
+            }
             Ok(out)
         }
         StepOp::View(_) | StepOp::Contiguous | StepOp::Clone | StepOp::To => {

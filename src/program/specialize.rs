@@ -21,7 +21,8 @@
 //! way, and [`ProgramSpecialization::instantiate_into`] answers that error.
 
 use super::spec::Program;
-use super::trace::{trace, ProgramTrace, Value};
+use super::stepplan::StepPlan;
+use super::trace::{trace, ProgramTrace, StepPlans, Value};
 use crate::aot::ExprProgram;
 use crate::sym::{Bindings, CompiledGuards, Expr, Guard, GuardSet};
 use crate::{Error, Result};
@@ -41,6 +42,10 @@ pub struct ProgramSpecialization {
     /// Every value (inputs, then one per step) as expressions over the symbols, or the
     /// error every admitted binding fails with.
     pub values: std::result::Result<Vec<Value<Expr>>, Error>,
+    /// Per step, the kernel plan of an op or a reduction as expressions (`None` for views
+    /// and copies; empty for an error specialization). Compiled into the same straight-line
+    /// program as the values, after them.
+    pub plans: StepPlans<Expr>,
     symbols: Vec<String>,
     compiled: CompiledGuards,
     /// All values' integers, flattened (see [`flatten`]); `None` for an error
@@ -48,6 +53,8 @@ pub struct ProgramSpecialization {
     program: Option<ExprProgram>,
     /// The values' structure (integers zero), to instantiate into.
     skeleton: Vec<Value<i64>>,
+    /// The plans' structure (integers zero), to instantiate into.
+    plan_skeleton: StepPlans<i64>,
 }
 
 impl PartialEq for ProgramSpecialization {
@@ -55,6 +62,7 @@ impl PartialEq for ProgramSpecialization {
         self.traced_at == other.traced_at
             && self.guards == other.guards
             && self.values == other.values
+            && self.plans == other.plans
     }
 }
 
@@ -115,17 +123,18 @@ impl ProgramSpecialization {
         traced_at: Vec<i64>,
         t: ProgramTrace,
     ) -> Result<ProgramSpecialization> {
-        ProgramSpecialization::new(p, traced_at, t.guards.guards, t.values)
+        ProgramSpecialization::new(p, traced_at, t.guards.guards, t.values, t.plans)
     }
 
     /// Assembles and compiles a specialization: guards and values must mention only the
     /// program's symbols, and the values must have the program's structure (one per input
-    /// and step, each with as many strides as sizes).
+    /// and step, each with as many strides as sizes), the plans one per step.
     pub fn new(
         p: &Program,
         traced_at: Vec<i64>,
         guards: Vec<Guard>,
         values: std::result::Result<Vec<Value<Expr>>, Error>,
+        plans: StepPlans<Expr>,
     ) -> Result<ProgramSpecialization> {
         if traced_at.len() != p.symbols.len() {
             return Err(Error::invalid(format!(
@@ -143,8 +152,15 @@ impl ProgramSpecialization {
             }
         }
         let compiled = set.compile(&p.symbols)?;
-        let (program, skel) = match &values {
+        let (program, skel, plan_skel) = match &values {
             Ok(vs) => {
+                if plans.len() != p.steps.len() {
+                    return Err(Error::invalid(format!(
+                        "{} step plans for a program of {} steps",
+                        plans.len(),
+                        p.steps.len()
+                    )));
+                }
                 let n = p.inputs.len() + p.steps.len();
                 if vs.len() != n {
                     return Err(Error::invalid(format!(
@@ -171,21 +187,37 @@ impl ProgramSpecialization {
                         )));
                     }
                 }
+                let mut exprs = flatten(vs);
+                for sp in plans.iter().flatten() {
+                    sp.for_each(&mut |e| exprs.push(e.clone()));
+                }
+                let plan_skel = plans
+                    .iter()
+                    .map(|o| {
+                        o.as_ref()
+                            .map(|sp| sp.try_map(|_| Ok::<i64, Error>(0)))
+                            .transpose()
+                    })
+                    .collect::<Result<StepPlans<i64>>>()?;
                 (
-                    Some(ExprProgram::new(&p.symbols, flatten(vs))?),
+                    Some(ExprProgram::new(&p.symbols, exprs)?),
                     skeleton(vs),
+                    plan_skel,
                 )
             }
-            Err(_) => (None, Vec::new()),
+            Err(_) => (None, Vec::new(), Vec::new()),
         };
+        let plans = if program.is_some() { plans } else { Vec::new() };
         Ok(ProgramSpecialization {
             traced_at,
             guards,
             values,
             symbols: p.symbols.clone(),
             compiled,
+            plans,
             program,
             skeleton: skel,
+            plan_skeleton: plan_skel,
         })
     }
 
@@ -229,6 +261,28 @@ impl ProgramSpecialization {
     /// An error specialization answers its error.
     #[inline]
     pub fn instantiate_into(&self, values: &[i64], out: &mut Vec<Value<i64>>) -> Result<()> {
+        self.instantiate_parts(values, out, None)
+    }
+
+    /// [`Self::instantiate_into`], also instantiating every step's kernel plan into
+    /// `plans` (evaluated by the same straight-line program; no allocation when `plans`
+    /// already has this specialization's structure).
+    pub fn instantiate_with_plans(
+        &self,
+        values: &[i64],
+        out: &mut Vec<Value<i64>>,
+        plans: &mut StepPlans<i64>,
+    ) -> Result<()> {
+        self.instantiate_parts(values, out, Some(plans))
+    }
+
+    #[inline]
+    fn instantiate_parts(
+        &self,
+        values: &[i64],
+        out: &mut Vec<Value<i64>>,
+        plans: Option<&mut StepPlans<i64>>,
+    ) -> Result<()> {
         let Some(program) = &self.program else {
             return Err(self.values.as_ref().err().cloned().unwrap_or_else(|| {
                 Error::invalid("internal error: a specialization without values")
@@ -237,6 +291,12 @@ impl ProgramSpecialization {
         if !same_structure(out, &self.skeleton) {
             out.clone_from(&self.skeleton);
         }
+        let plans = plans.map(|ps| {
+            if !same_plans(ps, &self.plan_skeleton) {
+                ps.clone_from(&self.plan_skeleton);
+            }
+            ps
+        });
         program.with_values(values, |ev| {
             let mut k = 0;
             let mut next = || {
@@ -256,6 +316,11 @@ impl ProgramSpecialization {
                 v.dtype = sk.dtype;
                 v.storage = sk.storage;
             }
+            if let Some(ps) = plans {
+                for sp in ps.iter_mut().flatten() {
+                    sp.for_each_mut(&mut |x| *x = next());
+                }
+            }
         })
     }
 
@@ -273,6 +338,16 @@ impl ProgramSpecialization {
             .as_ref()
             .map_or((0, 0), |p| (p.len(), p.steps()))
     }
+}
+
+/// True when every plan of `a` has the structure of `b`'s (the integers are overwritten).
+fn same_plans(a: &StepPlans<i64>, b: &StepPlans<i64>) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (None, None) => true,
+            (Some(x), Some(y)) => StepPlan::same_structure(x, y),
+            _ => false,
+        })
 }
 
 /// True when every value of `a` has the rank of `b`'s (the integers are overwritten).

@@ -7,6 +7,7 @@
 //! each name the step that asked ([`trace`]).
 
 use super::spec::{InputStrides, Program, StepArg, StepOp};
+use super::stepplan::StepPlan;
 use crate::iter::TensorSpec;
 use crate::layout::{self, MemoryFormat};
 use crate::op::{self, Arg, Dest};
@@ -273,13 +274,14 @@ fn strides_like<I: Int>(x: &Value<I>, format: MemoryFormat) -> Result<Vec<I>> {
     }
 }
 
-/// One step: the value it defines (`me` is its value index).
+/// One step: the value it defines (`me` is its value index) and, for an op or a
+/// reduction, the kernel plan the build made for it.
 fn step<I: Int>(
     p: &Program,
     k: usize,
     vals: &[Value<I>],
     lift: &dyn Fn(&Expr) -> Result<I>,
-) -> Result<Value<I>> {
+) -> Result<(Value<I>, Option<StepPlan<I>>)> {
     let st = &p.steps[k];
     let me = p.inputs.len() + k;
     let value = |a: &StepArg| -> Result<&Value<I>> {
@@ -289,7 +291,9 @@ fn step<I: Int>(
         }
     };
     match &st.op {
-        StepOp::View(name) => view_step(name, value(&st.args[0])?, &st.args[1..], lift, me),
+        StepOp::View(name) => {
+            view_step(name, value(&st.args[0])?, &st.args[1..], lift, me).map(|v| (v, None))
+        }
         StepOp::Op(op) => {
             let args = st
                 .args
@@ -303,12 +307,13 @@ fn step<I: Int>(
                 })
                 .collect::<Result<Vec<_>>>()?;
             let plan = op::plan_op(*op, &args, &Dest::New)?;
-            Ok(Value::allocated(
+            let v = Value::allocated(
                 plan.out_sizes().to_vec(),
                 plan.out_strides().to_vec(),
                 plan.out_dtype,
                 me,
-            ))
+            );
+            Ok((v, Some(StepPlan::Op(plan))))
         }
         StepOp::Reduce(op) => {
             let x = value(&st.args[0])?;
@@ -320,7 +325,10 @@ fn step<I: Int>(
             let input = TensorSpec::new(x.sizes.clone(), x.strides.clone(), x.dtype.element_size())
                 .with_offset(x.offset.clone());
             let m = reduction_meta(*op, &input, x.dtype, &dims, st.keepdim)?;
-            Ok(Value::allocated(m.sizes, m.strides, m.dtype, me))
+            Ok((
+                Value::allocated(m.sizes, m.strides, m.dtype, me),
+                Some(StepPlan::Reduce(m.plan)),
+            ))
         }
         StepOp::Contiguous => {
             let x = value(&st.args[0])?;
@@ -337,20 +345,21 @@ fn step<I: Int>(
                 )));
             }
             if is_contiguous_as(x, f)? {
-                Ok(x.clone())
+                Ok((x.clone(), None))
             } else {
-                Ok(Value::allocated(
-                    x.sizes.clone(),
-                    strides_like(x, f)?,
-                    x.dtype,
-                    me,
+                Ok((
+                    Value::allocated(x.sizes.clone(), strides_like(x, f)?, x.dtype, me),
+                    None,
                 ))
             }
         }
         StepOp::Clone => {
             let x = value(&st.args[0])?;
             let strides = strides_like(x, st.memory_format)?;
-            Ok(Value::allocated(x.sizes.clone(), strides, x.dtype, me))
+            Ok((
+                Value::allocated(x.sizes.clone(), strides, x.dtype, me),
+                None,
+            ))
         }
         StepOp::To => {
             let x = value(&st.args[0])?;
@@ -358,10 +367,10 @@ fn step<I: Int>(
                 .dtype
                 .ok_or_else(|| Error::invalid("`to` without a dtype"))?;
             if d == x.dtype {
-                return Ok(x.clone());
+                return Ok((x.clone(), None));
             }
             let strides = strides_like(x, MemoryFormat::Preserve)?;
-            Ok(Value::allocated(x.sizes.clone(), strides, d, me))
+            Ok((Value::allocated(x.sizes.clone(), strides, d, me), None))
         }
     }
 }
@@ -371,15 +380,29 @@ fn step<I: Int>(
 pub fn run_steps<I: Int>(
     p: &Program,
     lift: &dyn Fn(&Expr) -> Result<I>,
-    mut after_step: impl FnMut(usize),
+    after_step: impl FnMut(usize),
 ) -> Result<Vec<Value<I>>> {
+    run_steps_planned(p, lift, after_step).map(|(vals, _)| vals)
+}
+
+/// Per step: the kernel plan of an op or a reduction (`None` for views and copies).
+pub type StepPlans<I> = Vec<Option<StepPlan<I>>>;
+
+/// [`run_steps`], also returning each step's kernel plan.
+pub fn run_steps_planned<I: Int>(
+    p: &Program,
+    lift: &dyn Fn(&Expr) -> Result<I>,
+    mut after_step: impl FnMut(usize),
+) -> Result<(Vec<Value<I>>, StepPlans<I>)> {
     let mut vals = inputs(p, lift)?;
+    let mut plans = Vec::with_capacity(p.steps.len());
     for k in 0..p.steps.len() {
-        let v = step(p, k, &vals, lift).map_err(|e| in_step(e, &p.steps[k].label))?;
+        let (v, plan) = step(p, k, &vals, lift).map_err(|e| in_step(e, &p.steps[k].label))?;
         vals.push(v);
+        plans.push(plan);
         after_step(k);
     }
-    Ok(vals)
+    Ok((vals, plans))
 }
 
 /// The inputs' concrete layouts at `b`, validated (sizes and strides non-negative, extents
@@ -393,6 +416,12 @@ pub fn concrete(p: &Program, b: &Bindings) -> Result<Vec<Value<i64>>> {
     run_steps(p, &|e: &Expr| e.eval(b), |_| {})
 }
 
+/// The concrete values' layouts at `b` and each step's kernel plan: what a specialization's
+/// instantiated plans must equal.
+pub fn concrete_planned(p: &Program, b: &Bindings) -> Result<(Vec<Value<i64>>, StepPlans<i64>)> {
+    run_steps_planned(p, &|e: &Expr| e.eval(b), |_| {})
+}
+
 /// A symbolic trace: the values as expressions over the symbols and the guards under which
 /// they hold.
 #[derive(Clone, Debug)]
@@ -400,6 +429,9 @@ pub struct ProgramTrace {
     /// The traced values (inputs, then one per step); `Err` when the trace stopped at a step
     /// (the error of every binding the guards admit).
     pub values: std::result::Result<Vec<Value<Expr>>, Error>,
+    /// Per step, the kernel plan of an op or a reduction as expressions (empty when the
+    /// trace stopped at a step).
+    pub plans: StepPlans<Expr>,
     /// The guards: symbol ranges first, then the recorded ones, each reason naming its step.
     pub guards: GuardSet,
 }
@@ -471,7 +503,7 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
             &env,
         ))
     };
-    let values = run_steps(p, &lift, |k| {
+    let traced = run_steps_planned(p, &lift, |k| {
         for g in env.guards() {
             if !asked.iter().any(|(c, _)| *c == g.cond) {
                 asked.push((g.cond, k));
@@ -494,8 +526,19 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
         });
     }
     let guards = merge_size_one(&p.symbols, drop_implied(&p.symbols, guards));
-    let values = match values {
-        Ok(vs) => Ok(vs.into_iter().map(map_value).collect()),
+    let mut plans = Vec::new();
+    let values = match traced {
+        Ok((vs, ps)) => {
+            plans = ps
+                .iter()
+                .map(|o| {
+                    o.as_ref()
+                        .map(|sp| sp.try_map(|x| Ok::<_, Error>(x.expr().clone())))
+                        .transpose()
+                })
+                .collect::<Result<_>>()?;
+            Ok(vs.into_iter().map(map_value).collect())
+        }
         Err(e @ (Error::Overflow { .. } | Error::Limit { .. } | Error::Symbol { .. })) => {
             return Err(e)
         }
@@ -503,6 +546,7 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
     };
     Ok(ProgramTrace {
         values,
+        plans,
         guards: GuardSet::from(guards),
     })
 }
