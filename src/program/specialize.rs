@@ -291,12 +291,12 @@ impl ProgramSpecialization {
         if !same_structure(out, &self.skeleton) {
             out.clone_from(&self.skeleton);
         }
-        let plans = plans.map(|ps| {
+        let mut plans = plans;
+        if let Some(ps) = plans.as_mut() {
             if !same_plans(ps, &self.plan_skeleton) {
                 ps.clone_from(&self.plan_skeleton);
             }
-            ps
-        });
+        }
         program.with_values(values, |ev| {
             let mut k = 0;
             let mut next = || {
