@@ -85,6 +85,19 @@ impl Plan<i64> {
         self.shape.iter().fold(1i64, |n, &s| n.saturating_mul(s))
     }
 
+    /// Moves each operand's storage offset by `shift[i]` elements (operand order): a plan
+    /// made for one placement of the tensors in their storages, applied to another (e.g. a
+    /// program's plan, made with inputs at offset 0, on inputs that start later).
+    pub fn shift_offsets(&mut self, shift: &[i64]) -> crate::Result<()> {
+        for (o, s) in self.operands.iter_mut().zip(shift) {
+            o.offset = o
+                .offset
+                .checked_add(*s)
+                .ok_or_else(|| crate::Error::overflow("a plan's storage offset"))?;
+        }
+        Ok(())
+    }
+
     /// Reference walk: calls `f` once per iteration point, innermost dimension fastest, with
     /// the byte offset of every operand (`offset * element_size + sum(index * byte_strides)`),
     /// outputs first. A plain odometer, meant as the oracle kernels are tested against.

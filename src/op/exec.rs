@@ -345,12 +345,7 @@ pub(crate) fn call_planned(
         &p.plan
     } else {
         let mut q = p.plan.clone();
-        for (o, s) in q.operands.iter_mut().zip(&shift) {
-            o.offset = o
-                .offset
-                .checked_add(*s)
-                .ok_or_else(|| Error::overflow("a plan's storage offset"))?;
-        }
+        q.shift_offsets(&shift)?;
         shifted = q;
         &shifted
     };

@@ -21,7 +21,7 @@ use super::artifact::ProgramArtifact;
 use super::run::run_program_planned;
 use super::spec::{InputStrides, Program};
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
-use super::trace::{concrete, Value};
+use super::trace::{concrete, StepPlans, Value};
 use crate::aot::{Binder, Coverage, DispatchStats, Dispatched, InputSpec, SizeSpec, StrideSpec};
 use crate::kernel::ExecConfig;
 use crate::op::AnyTensor;
@@ -142,6 +142,18 @@ impl ProgramDispatcher {
     /// when `out` has the specialization's structure): guards checked in order, the first
     /// admitting specialization instantiated; on a miss, a trace at `values` is added.
     pub fn dispatch_values(&self, values: &[i64], out: &mut Vec<Value<i64>>) -> Result<Dispatched> {
+        self.dispatch_parts(values, out, None)
+    }
+
+    /// [`Self::dispatch_values`], also instantiating every step's kernel plan into `plans`
+    /// when given (one evaluation of the admitting specialization's program).
+    #[inline]
+    fn dispatch_parts(
+        &self,
+        values: &[i64],
+        out: &mut Vec<Value<i64>>,
+        mut plans: Option<&mut StepPlans<i64>>,
+    ) -> Result<Dispatched> {
         {
             let cache = self.read();
             for (k, s) in cache.iter().enumerate() {
@@ -149,7 +161,7 @@ impl ProgramDispatcher {
                     if s.error().is_some() {
                         return Err(self.error_at(values));
                     }
-                    s.instantiate_into(values, out)?;
+                    s.instantiate_parts(values, out, plans.as_deref_mut())?;
                     self.hits.fetch_add(1, Ordering::Relaxed);
                     return Ok(Dispatched {
                         specialization: k,
@@ -186,7 +198,7 @@ impl ProgramDispatcher {
             drop(cache);
             return Err(self.error_at(values));
         }
-        cache[k].instantiate_into(values, out)?;
+        cache[k].instantiate_parts(values, out, plans)?;
         Ok(Dispatched {
             specialization: k,
             retraced: true,
@@ -229,12 +241,7 @@ impl ProgramDispatcher {
             let layouts: Vec<(&[i64], &[i64])> =
                 inputs.iter().map(|t| (t.sizes(), t.strides())).collect();
             let symbols = self.bind(&layouts)?;
-            let d = self.dispatch_values(&symbols, &mut values)?;
-            let s = self.specialization(d.specialization).ok_or_else(|| {
-                Error::invalid("internal error: a dispatched specialization is missing")
-            })?;
-            s.instantiate_with_plans(&symbols, &mut values, &mut plans)?;
-            d
+            self.dispatch_parts(&symbols, &mut values, Some(&mut plans))?
         };
         let (outs, _) = run_program_planned(&self.program, &values, &plans, inputs, cfg)?;
         Ok((outs, d))

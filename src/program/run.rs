@@ -37,7 +37,7 @@
 use super::exec::fill_value;
 use super::fuse::{check_fusion, compile, run_chain, FusionPlan};
 use super::spec::{Program, StepArg, StepOp};
-use super::stepplan::{shift_offsets, StepPlan};
+use super::stepplan::StepPlan;
 use super::trace::{in_step, Value};
 use crate::kernel::ExecConfig;
 use crate::op::{self, each, with_dtype, AnyElement, AnyTensor, Input, Output};
@@ -561,7 +561,7 @@ fn run_step(
                         reduce_any(*op, x, plan, &out, cfg)?;
                     } else {
                         let mut q = plan.clone();
-                        shift_offsets(&mut q, &shift)?;
+                        q.shift_offsets(&shift)?;
                         reduce_any(*op, x, &q, &out, cfg)?;
                     }
                 }

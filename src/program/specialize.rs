@@ -43,14 +43,18 @@ pub struct ProgramSpecialization {
     /// error every admitted binding fails with.
     pub values: std::result::Result<Vec<Value<Expr>>, Error>,
     /// Per step, the kernel plan of an op or a reduction as expressions (`None` for views
-    /// and copies; empty for an error specialization). Compiled into the same straight-line
-    /// program as the values, after them.
+    /// and copies; empty for an error specialization). Compiled, after the values, into the
+    /// straight-line program a run evaluates (`planned`).
     pub plans: StepPlans<Expr>,
     symbols: Vec<String>,
     compiled: CompiledGuards,
     /// All values' integers, flattened (see [`flatten`]); `None` for an error
-    /// specialization.
+    /// specialization. What a dispatch evaluates.
     program: Option<ExprProgram>,
+    /// The same values followed by every step plan's integers, in one program (shared
+    /// subexpressions across values and plans); what a run evaluates. Kept apart from
+    /// `program` so that a dispatch that only needs layouts does not evaluate the plans.
+    planned: Option<ExprProgram>,
     /// The values' structure (integers zero), to instantiate into.
     skeleton: Vec<Value<i64>>,
     /// The plans' structure (integers zero), to instantiate into.
@@ -152,7 +156,7 @@ impl ProgramSpecialization {
             }
         }
         let compiled = set.compile(&p.symbols)?;
-        let (program, skel, plan_skel) = match &values {
+        let (program, planned, skel, plan_skel) = match &values {
             Ok(vs) => {
                 if plans.len() != p.steps.len() {
                     return Err(Error::invalid(format!(
@@ -187,9 +191,10 @@ impl ProgramSpecialization {
                         )));
                     }
                 }
-                let mut exprs = flatten(vs);
+                let exprs = flatten(vs);
+                let mut planned = exprs.clone();
                 for sp in plans.iter().flatten() {
-                    sp.for_each(&mut |e| exprs.push(e.clone()));
+                    sp.for_each(&mut |e| planned.push(e.clone()));
                 }
                 let plan_skel = plans
                     .iter()
@@ -201,11 +206,12 @@ impl ProgramSpecialization {
                     .collect::<Result<StepPlans<i64>>>()?;
                 (
                     Some(ExprProgram::new(&p.symbols, exprs)?),
+                    Some(ExprProgram::new(&p.symbols, planned)?),
                     skeleton(vs),
                     plan_skel,
                 )
             }
-            Err(_) => (None, Vec::new(), Vec::new()),
+            Err(_) => (None, None, Vec::new(), Vec::new()),
         };
         let plans = if program.is_some() { plans } else { Vec::new() };
         Ok(ProgramSpecialization {
@@ -216,6 +222,7 @@ impl ProgramSpecialization {
             compiled,
             plans,
             program,
+            planned,
             skeleton: skel,
             plan_skeleton: plan_skel,
         })
@@ -276,14 +283,20 @@ impl ProgramSpecialization {
         self.instantiate_parts(values, out, Some(plans))
     }
 
+    /// Values into `out` and, when given, plans into `plans` (see the two above).
     #[inline]
-    fn instantiate_parts(
+    pub(crate) fn instantiate_parts(
         &self,
         values: &[i64],
         out: &mut Vec<Value<i64>>,
         plans: Option<&mut StepPlans<i64>>,
     ) -> Result<()> {
-        let Some(program) = &self.program else {
+        let chosen = if plans.is_some() {
+            &self.planned
+        } else {
+            &self.program
+        };
+        let Some(program) = chosen else {
             return Err(self.values.as_ref().err().cloned().unwrap_or_else(|| {
                 Error::invalid("internal error: a specialization without values")
             }));

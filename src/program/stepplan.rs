@@ -219,15 +219,3 @@ pub(crate) fn plan_pairs<'a>(
     }
     Some(out)
 }
-
-/// Shifts a plan's operand offsets (elements) by `shift[i]` each: the plan was made for the
-/// program's storages (inputs at offset 0), the real tensors may start later in theirs.
-pub(crate) fn shift_offsets(plan: &mut Plan<i64>, shift: &[i64]) -> crate::Result<()> {
-    for (o, s) in plan.operands.iter_mut().zip(shift) {
-        o.offset = o
-            .offset
-            .checked_add(*s)
-            .ok_or_else(|| crate::Error::overflow("a plan's storage offset"))?;
-    }
-    Ok(())
-}
