@@ -129,7 +129,7 @@ pub use memory::{estimate_run_memory, fmt_bytes, parse_bytes, MemoryEstimate};
 pub(crate) use program::ExprProgram;
 pub use prover::CoverTarget;
 pub(crate) use prover::{cover, equal_under, uncovered_by};
-pub(crate) use retrace::{verify_stored, Mismatch, Pairs, Retrace};
+pub(crate) use retrace::{verify_stored_seeded, Mismatch, Pairs, Retrace};
 pub use spec::{
     is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, COVER_10_SYMBOLS_SPEC_JSON,
     SEED_SPEC_JSON,

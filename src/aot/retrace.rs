@@ -73,13 +73,36 @@ pub(crate) fn verify_stored<S: Retrace>(
     guards: &[Guard],
     payload: &S::Payload,
 ) -> Result<()> {
+    verify_stored_seeded(subject, traced_at, guards, payload, None)
+}
+
+/// [`verify_stored`] given the caller's own trace at `traced_at` (its guards and payload,
+/// from [`Retrace::retrace`] there): the verifier uses it as its first trace instead of
+/// tracing at that point again. It counts against the budget as that trace would.
+pub(crate) fn verify_stored_seeded<S: Retrace>(
+    subject: &S,
+    traced_at: &[i64],
+    guards: &[Guard],
+    payload: &S::Payload,
+    seed: Option<(Vec<Guard>, S::Payload)>,
+) -> Result<()> {
     let facts: Vec<BoolExpr> = guards.iter().map(|g| g.cond.clone()).collect();
+    let traces: Vec<_> = seed
+        .map(|(guards, payload)| {
+            Rc::new(Traced {
+                traced_at: traced_at.to_vec(),
+                guards,
+                payload,
+            })
+        })
+        .into_iter()
+        .collect();
     let mut v = Verifier {
         subject,
         traced_at,
         payload,
-        traces: Vec::new(),
-        budget: MAX_TRACES,
+        budget: MAX_TRACES - traces.len(),
+        traces,
     };
     v.region(facts, None)
 }

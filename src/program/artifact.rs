@@ -24,8 +24,8 @@ use super::specialize::{bindings_of, specialize, ProgramSpecialization};
 use super::stepplan::plan_pairs;
 use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
 use crate::aot::{
-    art, load_traced_at, strings, verify_stored, Artifact, CoverOptions, Coverage, Mismatch, Pairs,
-    RawGuard, Retrace, ARTIFACT_FORMAT,
+    art, load_traced_at, strings, verify_stored_seeded, Artifact, CoverOptions, Coverage, Mismatch,
+    Pairs, RawGuard, Retrace, ARTIFACT_FORMAT,
 };
 use crate::sym::{BoolExpr, Expr, Guard, GuardSet};
 use crate::{DType, Error, Result};
@@ -488,13 +488,18 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
         (Some(_), false) => return Err(art("an error specialization has no values")),
         (None, _) => Ok(load_values(p, &s.values)?),
     };
-    // The kernel plans are not stored: they come from the trace at the trace point, and
-    // the verifier below compares them with the re-trace in every region the guards admit.
-    let plans = if values.is_ok() {
-        trace(p, &bindings_of(&p.symbols, &traced_at))?.plans
+    // The kernel plans are not stored: they come from the trace at the trace point, which
+    // the verifier below reuses as its first trace, comparing them with the re-trace in
+    // every region the guards admit.
+    let subject = ProgramSubject(p);
+    let seed = if values.is_ok() {
+        Some(subject.retrace(&traced_at)?)
     } else {
-        Vec::new()
+        None
     };
+    let plans = seed
+        .as_ref()
+        .map_or_else(Vec::new, |(_, t)| t.plans.clone());
     let spec = ProgramSpecialization::new(p, traced_at.clone(), guards, values, plans)
         .map_err(|e| art(e.to_string()))?;
     if let Some(g) = spec.first_failing_guard(&traced_at)? {
@@ -519,7 +524,7 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
         values: spec.values.clone(),
         plans: spec.plans.clone(),
     };
-    verify_stored(&ProgramSubject(p), &traced_at, &spec.guards, &stored)?;
+    verify_stored_seeded(&subject, &traced_at, &spec.guards, &stored, seed)?;
     Ok(spec)
 }
 
