@@ -568,3 +568,37 @@ fn symbolic_op_plans_specialize_to_concrete_calls() {
     assert!(cases > 300, "{cases} cases traced");
     assert!(admitted > cases * 3, "only {admitted} admitted bindings");
 }
+
+/// PyTorch's `addcmul` fuses its last multiply with the add (one rounding): torch 2.15 gives
+/// `-0.03999948501586914` for float32 `-13 + (-0.72 * -18)`, the exact value rounded once,
+/// where a rounded product (`-0.72f32 * -18` is a rounding tie) would give `-0.039999008`.
+/// The same case, found by `random_calls_match_the_reference` (int32, float32, int32
+/// operands), is replayed at 1-3 threads.
+#[test]
+fn addcmul_rounds_once_like_pytorch() {
+    let t = |v: f32| -> Input {
+        AnyTensor::from(
+            Tensor::from_storage(Storage::from_vec(vec![v; 37]), &[37], &[1], 0).unwrap(),
+        )
+        .into()
+    };
+    let got = op::call(
+        Op::Addcmul,
+        &[t(-13.0), t(-0.72), t(-18.0)],
+        Output::New,
+        &cfg(),
+    )
+    .unwrap();
+    let once = (-13.0f64 + (-0.72f32 as f64) * -18.0) as f32;
+    for i in 0..37 {
+        assert_eq!(
+            got.get(&[i]).unwrap(),
+            Scalar::Float(once as f64),
+            "element {i}"
+        );
+    }
+    for threads in 1..=3 {
+        let dtypes = [DType::I32, DType::F32, DType::I32];
+        one_case(Op::Addcmul, &dtypes, 8158707465251767959, threads).unwrap();
+    }
+}

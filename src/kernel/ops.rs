@@ -242,13 +242,15 @@ impl<T: Element> Map3<bool, T, T, T> for Where {
     }
 }
 
-/// `addcmul(x, t1, t2, value) = x + value * t1 * t2`.
+/// `addcmul(x, t1, t2, value) = x + value * t1 * t2`, with the last multiply and the add
+/// fused (one rounding) for floats: PyTorch's CPU kernel computes `fma(value * t1, t2, x)`
+/// (measured with torch 2.15: float32 `addcmul(-13, -0.72, -18)` is `-0.039999485`).
 #[derive(Clone, Copy, Debug)]
 pub struct Addcmul<T>(pub T);
 impl<T: NumElement> Map3<T, T, T, T> for Addcmul<T> {
     #[inline(always)]
     fn call(&self, x: T, a: T, b: T) -> T {
-        x.add(self.0.mul(a).mul(b))
+        self.0.mul(a).mul_add(b, x)
     }
 }
 

@@ -119,6 +119,10 @@ pub trait NumElement: Element + PartialOrd {
     fn sub(self, b: Self) -> Self;
     /// `a * b`
     fn mul(self, b: Self) -> Self;
+    /// `a * b + c` with one rounding for floats (a fused multiply-add, as PyTorch's
+    /// `addcmul` computes: `-13 + (-0.72 * -18)` in float32 is `-0.039999485`, not the
+    /// `-0.039999008` of a rounded product); wrapping for integers.
+    fn mul_add(self, b: Self, c: Self) -> Self;
     /// `-a`
     fn neg(self) -> Self;
     /// `|a|`
@@ -161,6 +165,10 @@ macro_rules! int_num {
             #[inline(always)]
             fn mul(self, b: Self) -> Self {
                 self.wrapping_mul(b)
+            }
+            #[inline(always)]
+            fn mul_add(self, b: Self, c: Self) -> Self {
+                self.wrapping_mul(b).wrapping_add(c)
             }
             #[inline(always)]
             fn neg(self) -> Self {
@@ -210,6 +218,10 @@ macro_rules! float_num {
             #[inline(always)]
             fn mul(self, b: Self) -> Self {
                 self * b
+            }
+            #[inline(always)]
+            fn mul_add(self, b: Self, c: Self) -> Self {
+                <$t>::mul_add(self, b, c)
             }
             #[inline(always)]
             fn neg(self) -> Self {
