@@ -21,7 +21,7 @@ use super::cover::{cover_program, program_cover_domain, program_uncovered_region
 use super::dispatch::input_layouts;
 use super::spec::Program;
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
-use super::stepplan::plan_pairs;
+use super::stepplan::{describe_structure, plan_pairs, StepPlan};
 use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
 use crate::aot::{
     art, load_traced_at, strings, verify_stored_seeded, Artifact, CoverOptions, Coverage, Mismatch,
@@ -196,11 +196,14 @@ impl Retrace for ProgramSubject<'_> {
                 &b.storage_numel,
             ));
         }
-        let plan_pairs = plan_pairs(&stored_all.plans, &traced_all.plans).ok_or_else(|| {
+        let plan_pairs = plan_pairs(&stored_all.plans, &traced_all.plans).map_err(|k| {
+            let at = |p: &[Option<StepPlan<Expr>>]| {
+                describe_structure(p.get(k).and_then(Option::as_ref))
+            };
             (
-                "the steps' kernel plans".to_string(),
-                "one structure".to_string(),
-                "another (permutation, rank or dtypes)".to_string(),
+                format!("step {} kernel plan structure", k + 1),
+                at(&stored_all.plans),
+                at(&traced_all.plans),
             )
         })?;
         for (k, x, y) in plan_pairs {

@@ -187,7 +187,7 @@ impl CoverTarget for Target<'_> {
                     });
                 // The kernel plans are part of the answer: a host whose plans differ
                 // from the new trace's cannot take its bindings.
-                let Some(plans) = plan_pairs(&host.trace.plans, &new.trace.plans) else {
+                let Ok(plans) = plan_pairs(&host.trace.plans, &new.trace.plans) else {
                     return false;
                 };
                 same_shape

@@ -194,14 +194,15 @@ impl<I> StepPlan<I> {
     }
 }
 
-/// Per-step plans equal in structure, with their integers paired in order (`None` when the
-/// structures differ), for comparisons as expressions.
+/// Per-step plans equal in structure, with their integers paired in order, for comparisons
+/// as expressions; `Err(k)`: step `k` (0-based) is the first whose plans differ in structure
+/// (or is missing from one of them).
 pub(crate) fn plan_pairs<'a>(
     a: &'a [Option<StepPlan<Expr>>],
     b: &'a [Option<StepPlan<Expr>>],
-) -> Option<Vec<(usize, &'a Expr, &'a Expr)>> {
+) -> Result<Vec<(usize, &'a Expr, &'a Expr)>, usize> {
     if a.len() != b.len() {
-        return None;
+        return Err(a.len().min(b.len()));
     }
     let mut out = Vec::new();
     for (k, (x, y)) in a.iter().zip(b).enumerate() {
@@ -214,8 +215,30 @@ pub(crate) fn plan_pairs<'a>(
                 y.for_each(&mut |e| ys.push(e));
                 out.extend(xs.into_iter().zip(ys).map(|(p, q)| (k, p, q)));
             }
-            _ => return None,
+            _ => return Err(k),
         }
     }
-    Some(out)
+    Ok(out)
+}
+
+/// The structure of an optional step plan in words, for messages: its kind, iteration
+/// order and rank (and dtypes for an op).
+pub(crate) fn describe_structure<I>(p: Option<&StepPlan<I>>) -> String {
+    match p {
+        None => "no kernel plan".to_string(),
+        Some(StepPlan::Reduce(r)) => {
+            format!(
+                "a reduction plan of rank {}, permutation {:?}",
+                r.shape.len(),
+                r.perm
+            )
+        }
+        Some(StepPlan::Op(o)) => format!(
+            "an op plan of rank {}, permutation {:?}, computing in {} into {}",
+            o.plan.shape.len(),
+            o.plan.perm,
+            o.compute_dtype,
+            o.out_dtype
+        ),
+    }
 }
