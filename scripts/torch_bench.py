@@ -11,7 +11,9 @@ Each scenario builds the same shapes, dtypes and layouts as the Rust bench and r
 PyTorch eager equivalent (allocating ops allocate, `_out` scenarios write into a given
 tensor). The fused-program scenarios (`softmax_lastdim_16M`, `layernorm_16M`,
 `conv_epilogue_cl_6M`) run as eager composites of the program's steps;
-`softmax_lastdim_16M_torch_softmax` is `torch.softmax`'s own fused kernel. Scenarios with no
+`softmax_lastdim_16M_torch_softmax` is `torch.softmax`'s own fused kernel and
+`layernorm_16M_torch_layer_norm` is `torch.nn.functional.layer_norm`'s (without affine
+weights). This script replaces the former `docs/bench/torch_programs.py`. Scenarios with no
 PyTorch equivalent (`dispatch_cached_4d`, `compile_seed_spec`, `cover_10_symbols`) are left
 out. `memcpy_64MiB` is PyTorch's `copy_` of 64 MiB at the same thread count.
 
@@ -114,6 +116,10 @@ def scenarios():
             return d / ((d * d).mean(-1, keepdim=True) + 1e-5).sqrt()
         return body
 
+    def layernorm_fused():
+        x = randf(16384, 1024)
+        return lambda: torch.nn.functional.layer_norm(x, (1024,))
+
     def conv_epilogue():
         x = randf(32, 64, 56, 56).contiguous(memory_format=cl)
         b = randf(64, 1, 1)
@@ -159,6 +165,7 @@ def scenarios():
         ("softmax_lastdim_16M", 1, softmax_composite),
         ("softmax_lastdim_16M_torch_softmax", 1, softmax_fused),
         ("layernorm_16M", 1, layernorm_composite),
+        ("layernorm_16M_torch_layer_norm", 1, layernorm_fused),
         ("conv_epilogue_cl_6M", 1, conv_epilogue),
         ("memcpy_64MiB", 1, copy(False)),
         ("memcpy_64MiB_1thread", 1, copy(True)),

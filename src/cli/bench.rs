@@ -48,8 +48,8 @@ pub struct Args {
     /// `memcpy_64MiB` for the ratios), e.g. `--only memcpy_64MiB,sum_`.
     #[arg(long)]
     pub only: Option<String>,
-    /// Vector instructions for the reduction kernels: `auto` (run-time detection) or
-    /// `baseline` (the portable SSE2 path), to measure what the AVX2 bodies buy.
+    /// Vector instructions for the reduction kernels and the tiled copy: `auto` (run-time
+    /// detection) or `baseline` (the portable SSE2 path), to measure what the AVX2 bodies buy.
     #[arg(long, default_value = "auto", value_parser = ["auto", "baseline"])]
     pub simd: String,
 }
