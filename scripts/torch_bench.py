@@ -176,7 +176,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
     p.add_argument("--reps", type=int, default=11, help="repetitions per scenario (median reported)")
-    p.add_argument("--only", default=None, help="only scenarios whose name contains this string")
+    p.add_argument("--only", default=None, help="only scenarios whose name contains one of these comma-separated strings "
+                        "(as `symstride bench --only`)")
     p.add_argument("--cpu-time", action="store_true",
                    help="time by process CPU time / threads, as `symstride bench --cpu-time` "
                         "(OpenMP threads spinning in barriers are counted too)")
@@ -191,7 +192,7 @@ def main():
     medians = {}
     with torch.inference_mode():
         for name, inner, setup in scenarios():
-            if args.only and args.only not in name:
+            if args.only and not any(o and o in name for o in args.only.split(",")):
                 continue
             body = setup()
             body()  # warm-up (allocator, page faults)
