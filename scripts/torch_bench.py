@@ -11,7 +11,9 @@ Each scenario builds the same shapes, dtypes and layouts as the Rust bench and r
 PyTorch eager equivalent (allocating ops allocate, `_out` scenarios write into a given
 tensor). The fused-program scenarios (`softmax_lastdim_16M`, `layernorm_16M`,
 `conv_epilogue_cl_6M`) run as eager composites of the program's steps;
-`softmax_lastdim_16M_torch_softmax` is `torch.softmax`'s own fused kernel. Scenarios with no
+`softmax_lastdim_16M_torch_softmax` is `torch.softmax`'s own fused kernel and
+`layernorm_16M_torch_layer_norm` is `torch.nn.functional.layer_norm`'s (without affine
+weights). This script replaces the former `docs/bench/torch_programs.py`. Scenarios with no
 PyTorch equivalent (`dispatch_cached_4d`, `compile_seed_spec`, `cover_10_symbols`) are left
 out. `memcpy_64MiB` is PyTorch's `copy_` of 64 MiB at the same thread count.
 
@@ -114,6 +116,10 @@ def scenarios():
             return d / ((d * d).mean(-1, keepdim=True) + 1e-5).sqrt()
         return body
 
+    def layernorm_fused():
+        x = randf(16384, 1024)
+        return lambda: torch.nn.functional.layer_norm(x, (1024,))
+
     def conv_epilogue():
         x = randf(32, 64, 56, 56).contiguous(memory_format=cl)
         b = randf(64, 1, 1)
@@ -159,6 +165,7 @@ def scenarios():
         ("softmax_lastdim_16M", 1, softmax_composite),
         ("softmax_lastdim_16M_torch_softmax", 1, softmax_fused),
         ("layernorm_16M", 1, layernorm_composite),
+        ("layernorm_16M_torch_layer_norm", 1, layernorm_fused),
         ("conv_epilogue_cl_6M", 1, conv_epilogue),
         ("memcpy_64MiB", 1, copy(False)),
         ("memcpy_64MiB_1thread", 1, copy(True)),
@@ -169,7 +176,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
     p.add_argument("--reps", type=int, default=11, help="repetitions per scenario (median reported)")
-    p.add_argument("--only", default=None, help="only scenarios whose name contains this string")
+    p.add_argument("--only", default=None, help="only scenarios whose name contains one of these comma-separated strings "
+                        "(as `symstride bench --only`)")
     p.add_argument("--cpu-time", action="store_true",
                    help="time by process CPU time / threads, as `symstride bench --cpu-time` "
                         "(OpenMP threads spinning in barriers are counted too)")
@@ -184,7 +192,7 @@ def main():
     medians = {}
     with torch.inference_mode():
         for name, inner, setup in scenarios():
-            if args.only and args.only not in name:
+            if args.only and not any(o and o in name for o in args.only.split(",")):
                 continue
             body = setup()
             body()  # warm-up (allocator, page faults)

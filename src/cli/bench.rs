@@ -44,12 +44,12 @@ pub struct Args {
     /// only; elsewhere wall time is used.
     #[arg(long)]
     pub cpu_time: bool,
-    /// Only run scenarios whose name contains this string (include `memcpy_64MiB` for the
-    /// ratios).
+    /// Only run scenarios whose name contains one of these comma-separated strings (include
+    /// `memcpy_64MiB` for the ratios), e.g. `--only memcpy_64MiB,sum_`.
     #[arg(long)]
     pub only: Option<String>,
-    /// Vector instructions for the reduction kernels: `auto` (run-time detection) or
-    /// `baseline` (the portable SSE2 path), to measure what the AVX2 bodies buy.
+    /// Vector instructions for the reduction kernels and the tiled copy: `auto` (run-time
+    /// detection) or `baseline` (the portable SSE2 path), to measure what the AVX2 bodies buy.
     #[arg(long, default_value = "auto", value_parser = ["auto", "baseline"])]
     pub simd: String,
 }
@@ -481,7 +481,7 @@ fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64, f64)>> {
     let mut out = Vec::new();
     for mut s in scenarios(cfg)? {
         if let Some(f) = &args.only {
-            if !s.name.contains(f.as_str()) {
+            if !f.split(',').any(|p| !p.is_empty() && s.name.contains(p)) {
                 continue;
             }
         }

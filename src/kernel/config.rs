@@ -14,11 +14,13 @@ pub struct ExecConfig {
     /// Upper bound on tasks per rayon thread (more tasks balance load on a busy machine,
     /// fewer reduce scheduling overhead). Default 4.
     pub tasks_per_thread: usize,
-    /// Which vector instructions the reduction kernels may use. Default [`Simd::Auto`].
+    /// Which vector instructions the reduction kernels and the tiled copy may use. Default
+    /// [`Simd::Auto`].
     pub simd: Simd,
 }
 
-/// Vector instruction sets the reduction kernels may use (see `kernel::reduce`).
+/// Vector instruction sets the reduction kernels and the tiled copy may use (see
+/// `kernel::reduce` and `kernel::copy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Simd {
     /// The best set the CPU reports at run time (AVX2 + FMA on x86-64 when present).

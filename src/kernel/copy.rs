@@ -1,7 +1,7 @@
 //! Copies (with dtype casts): memcpy for matching contiguous rows, cache-blocked tiles when
 //! the operands disagree on the fastest dimension, the generic unary loop otherwise.
 
-use super::config::ExecConfig;
+use super::config::{ExecConfig, Simd};
 use super::exec::{prepare, Prepared};
 use super::loops::{run_prepared1, store_fence, stream_output, Map1};
 use crate::iter::Plan;
@@ -270,6 +270,7 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
     let units = blocks0 * blocks1 * outer;
     let unit_elems = t * t;
     let stream = stream_output::<O>(p.numel);
+    let avx2 = direct_avx2::<S, O>(cfg);
     let run_units = |u0: usize, u1: usize| {
         let mut buf: Vec<MaybeUninit<O>> = Vec::with_capacity(t * t);
         // SAFETY: MaybeUninit needs no initialization.
@@ -286,6 +287,24 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
             let base = p.ptrs_at(&idx);
             let w = t.min(n0 - b0 * t);
             let rows = t.min(n1 - b1 * t);
+            #[cfg(target_arch = "x86_64")]
+            if avx2 && w.is_multiple_of(8) && rows.is_multiple_of(8) {
+                // SAFETY: as below (same tile, every element read and written once); `avx2`
+                // is only true when the CPU reports AVX2 (`direct_avx2`) and S == O is a
+                // 4-byte type; w and rows are multiples of 8.
+                unsafe {
+                    transpose_8x8_direct(
+                        base[1],
+                        p.strides[0][1],
+                        base[0],
+                        p.strides[1][0],
+                        w,
+                        rows,
+                        stream,
+                    )
+                };
+                continue;
+            }
             // SAFETY: the tile covers indices [b0·t, b0·t+w) × [b1·t, b1·t+rows) × idx[2..], all
             // inside the iteration space, so every pointer formed is in bounds (Prepared
             // invariant); units are disjoint, so are the output elements they write.
@@ -317,6 +336,92 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
     (0..tasks)
         .into_par_iter()
         .for_each(|k| run_units(k * per_task, ((k + 1) * per_task).min(units)));
+}
+
+/// Whether same-type 4-byte tiles may take [`transpose_8x8_direct`]: `cfg.simd` allows
+/// run-time detection ([`Simd::Auto`]) and the CPU reports AVX2.
+fn direct_avx2<S: Element, O: Element>(cfg: &ExecConfig) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        size_of::<S>() == 4
+            && TypeId::of::<S>() == TypeId::of::<O>()
+            && cfg.simd == Simd::Auto
+            && std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = cfg;
+        false
+    }
+}
+
+/// A `w × rows` tile of 4-byte elements copied unchanged, straight from source to output in
+/// 8×8 AVX2 register transposes (8 loads, 24 shuffles, 8 stores per 64 elements; no buffer).
+/// Output blocks are visited along the output row (`i` fastest), so each output line is
+/// completed by consecutive stores; with `stream` and 32-byte aligned output rows the stores
+/// are non-temporal (the caller fences before publishing).
+///
+/// SAFETY: the CPU supports AVX2; `w` and `rows` are multiples of 8; source element (i, j) at
+/// `src + i·s0 + 4j` is readable and output element (i, j) at `dst + 4i + j·d1` writable and
+/// owned by the caller, for i < w, j < rows.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose_8x8_direct(
+    src: *const u8,
+    s0: isize,
+    dst: *mut u8,
+    d1: isize,
+    w: usize,
+    rows: usize,
+    stream: bool,
+) {
+    use std::arch::x86_64::*;
+    let nt = stream && (dst as usize).is_multiple_of(32) && d1 % 32 == 0;
+    for jb in (0..rows).step_by(8) {
+        for ib in (0..w).step_by(8) {
+            // SAFETY (all pointer arithmetic below): i = ib + k < w and j = jb + k < rows.
+            let r: [__m256; 8] = std::array::from_fn(|k| unsafe {
+                _mm256_loadu_ps(src.offset((ib + k) as isize * s0 + 4 * jb as isize) as *const f32)
+            });
+            let a0 = _mm256_unpacklo_ps(r[0], r[1]);
+            let a1 = _mm256_unpackhi_ps(r[0], r[1]);
+            let a2 = _mm256_unpacklo_ps(r[2], r[3]);
+            let a3 = _mm256_unpackhi_ps(r[2], r[3]);
+            let a4 = _mm256_unpacklo_ps(r[4], r[5]);
+            let a5 = _mm256_unpackhi_ps(r[4], r[5]);
+            let a6 = _mm256_unpacklo_ps(r[6], r[7]);
+            let a7 = _mm256_unpackhi_ps(r[6], r[7]);
+            let b0 = _mm256_shuffle_ps::<0x44>(a0, a2);
+            let b1 = _mm256_shuffle_ps::<0xEE>(a0, a2);
+            let b2 = _mm256_shuffle_ps::<0x44>(a1, a3);
+            let b3 = _mm256_shuffle_ps::<0xEE>(a1, a3);
+            let b4 = _mm256_shuffle_ps::<0x44>(a4, a6);
+            let b5 = _mm256_shuffle_ps::<0xEE>(a4, a6);
+            let b6 = _mm256_shuffle_ps::<0x44>(a5, a7);
+            let b7 = _mm256_shuffle_ps::<0xEE>(a5, a7);
+            // o[k]: elements (ib..ib + 8, jb + k)
+            let o = [
+                _mm256_permute2f128_ps::<0x20>(b0, b4),
+                _mm256_permute2f128_ps::<0x20>(b1, b5),
+                _mm256_permute2f128_ps::<0x20>(b2, b6),
+                _mm256_permute2f128_ps::<0x20>(b3, b7),
+                _mm256_permute2f128_ps::<0x31>(b0, b4),
+                _mm256_permute2f128_ps::<0x31>(b1, b5),
+                _mm256_permute2f128_ps::<0x31>(b2, b6),
+                _mm256_permute2f128_ps::<0x31>(b3, b7),
+            ];
+            for (k, &v) in o.iter().enumerate() {
+                let q = unsafe { dst.offset(4 * ib as isize + (jb + k) as isize * d1) } as *mut f32;
+                if nt {
+                    // SAFETY: in bounds as above; 32-byte aligned (dst, d1 and 4·ib are).
+                    unsafe { _mm256_stream_ps(q, v) };
+                } else {
+                    // SAFETY: in bounds as above.
+                    unsafe { _mm256_storeu_ps(q, v) };
+                }
+            }
+        }
+    }
 }
 
 /// Copies one `w × rows` tile through a small buffer: the tile is read
@@ -451,13 +556,28 @@ mod tests {
     /// same-type 4-byte elements, scalar edges when a tile side is not a multiple of 4, the
     /// scalar cast otherwise), against a per-element reference.
     fn check<T: Element, O: Element>(n: usize, m: usize, tile: usize, threads: usize) {
+        for simd in [Simd::Auto, Simd::Baseline] {
+            check_with::<T, O>(n, m, tile, threads, simd);
+        }
+    }
+
+    fn check_with<T: Element, O: Element>(
+        n: usize,
+        m: usize,
+        tile: usize,
+        threads: usize,
+        simd: Simd,
+    ) {
         let vals: Vec<T> = (0..n * m).map(|i| T::cast_from(i as i64 + 1)).collect();
         let src = Tensor::from_vec(vals, &[n as i64, m as i64])
             .unwrap()
             .transpose(0, 1)
             .unwrap();
         let dst = Tensor::<O>::zeros(&[m as i64, n as i64]).unwrap();
-        let cfg = ExecConfig::default().with_tile(tile).with_grain_size(64);
+        let cfg = ExecConfig::default()
+            .with_tile(tile)
+            .with_grain_size(64)
+            .with_simd(simd);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -469,7 +589,7 @@ mod tests {
                 assert_eq!(
                     dst.get(&[i as i64, j as i64]).unwrap(),
                     want,
-                    "{n}x{m} tile {tile} at ({i}, {j})"
+                    "{n}x{m} tile {tile} {simd:?} at ({i}, {j})"
                 );
             }
         }
@@ -516,8 +636,8 @@ mod tests {
 
     #[test]
     fn tiled_transpose_matches_reference() {
-        for &(n, m) in &[(64, 64), (130, 70), (67, 129), (16, 200), (200, 17)] {
-            for &(tile, threads) in &[(64, 1), (64, 2), (16, 2), (6, 1)] {
+        for &(n, m) in &[(64, 64), (130, 70), (67, 129), (16, 200), (200, 17), (8, 8), (72, 9)] {
+            for &(tile, threads) in &[(64, 1), (64, 2), (16, 2), (6, 1), (8, 3), (24, 2)] {
                 check::<f32, f32>(n, m, tile, threads);
                 check::<i32, i32>(n, m, tile, threads);
                 check::<i32, f32>(n, m, tile, threads);

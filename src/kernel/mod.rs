@@ -52,6 +52,27 @@
 //! on the shared machine this took `copy_transpose_16M` from 19-24 ms (2.9-3.5× memcpy) to
 //! 13 ms (1.9×), and `to_channels_last_1M` from 1.0 ms to 0.65 ms.
 //!
+//! **8×8 AVX2 direct transposes** (`copy::transpose_8x8_direct`, issue 15): on a CPU with AVX2
+//! (run-time detection, [`Simd::Auto`]), same-type 4-byte tiles whose sides are multiples of 8
+//! skip the buffer: 8 source rows are loaded 8 elements at a time, transposed in registers
+//! (24 shuffles) and stored as 8 output row segments, output blocks visited along the output
+//! row so each output line is completed by consecutive stores, which are non-temporal
+//! (`vmovntps`) when the output is large and its rows 32-byte aligned. Ragged tiles, other
+//! element sizes, casts and [`Simd::Baseline`] keep the buffered path. Measured on the
+//! 2-core KVM guest of 23 Nov 2026 (AMD EPYC, Zen 5: 48 KiB L1d, 1 MiB L2 per core, 32 MiB
+//! L3; load average 8-10 from other agents, so process CPU time / threads): `perf annotate`
+//! of the buffered tile put ~70% of its samples on the source loads of phase 1 and ~20% on
+//! the non-temporal stores. A standalone probe of the 4096² f32 transpose at 2 threads
+//! (medians of 15, CPU ms, copy of the same bytes 2.1-2.9 ms): buffered + NT stores (the old
+//! kernel) 6.4-6.8, buffered + software prefetch of the next tile's source lines 4.1-4.5,
+//! buffered without NT 7.7-8.1, **direct 8×8 + NT 3.4-4.2** (kept), direct 8×8 plain stores
+//! 4.6-5.5, direct + prefetch 3.7-3.9 (within noise of direct, not kept); tiles of 32 and
+//! 128 within noise of 64 for the direct path; output-row-major tile order (`b0` fastest)
+//! 4.2-4.6 (not kept); transparent huge pages (`madvise`) cut the buffered kernel by ~15%
+//! but did not change the direct one (not used). In the bench: `copy_transpose_16M(_out)`
+//! went from 6.8-7.3 ms (2.8-3.0× the copy's time, same runs) to 4.5 ms (2.1-2.2×; target
+//! at most 2.5×). The probe is not in the repository; its variants are described here.
+//!
 //! Tried and not kept in an earlier session (no measured gain): gathering 64×16 blocks of a
 //! strided broadcast input into a buffer per block (single-thread minimum 4.3 ms against
 //! ~4.5 ms gathered); the one-time re-layout below replaced it. Non-temporal stores for the

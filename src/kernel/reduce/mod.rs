@@ -56,8 +56,21 @@
 //! float32 sum (above); prefetching the outer fold's rows ahead (4 KiB, or at least 16 rows):
 //! `amax_cl_6M` gained (medians 0.79-1.07 against 0.94-1.37 ms) but `sum_outer_16M` lost
 //! (minima 3.1-4.0 against 1.2-2.6 ms), so the outer fold relies on the hardware prefetcher.
-//! Not tried: AVX-512 (the crate's minimum Rust version predates the stable AVX-512 target
-//! features).
+//! Not tried in the crate: AVX-512 (the crate's minimum Rust version predates the stable
+//! AVX-512 target features).
+//!
+//! `sum_outer_16M` against its target of issue 13 (at most 1.2× the time of reading the
+//! input once at the copy's bandwidth), 23 Nov 2026 on the 2-core AMD EPYC (Zen 5) guest,
+//! load average 8-10, process CPU time / threads: 1.7-2.1 ms against a 2.1-2.4 ms copy of
+//! 64 MiB + 64 MiB (read-once time 1.05-1.2 ms), so ~1.6× the read-once time: **target not
+//! met**. A standalone probe of the same shape (8 row ranges over 2 threads, leaves of 64
+//! rows, medians of 21, CPU ms): a pure f32 read of the input 1.40, this fold compiled for
+//! AVX2 2.29, the same fold compiled for AVX-512 (`avx512f`, 8 f64 per register) 2.34, a
+//! register-blocked AVX2 fold (16 columns in 4 ymm f64 accumulators across all 64 rows of a
+//! leaf) 2.67 (with 32 columns in 8 accumulators: 3.01), copy 2.36. The float32 → f64 conversion the accuracy contract requires
+//! (`vcvtps2pd`, 2 µops per 4 values) keeps the fold compute-bound at 2 threads; none of the
+//! variants was kept, and summing pairs in f32 before widening was ruled out (it would break
+//! the correctly rounded result of `# Accuracy`).
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
