@@ -62,7 +62,7 @@
 //! (rows of 64 channels) ran at 50.7 ms fused against 16.7 ms step by step; small inline
 //! vectors fixed it. Softmax is bound by `exp` (16M scalar `expf` calls), which fusion does
 //! not change; it does not reach `torch.softmax` (219 ms under the same load, PyTorch eager
-//! composite 487 ms; `docs/bench/torch_programs.py` times these in PyTorch).
+//! composite 487 ms; `scripts/torch_bench.py` times these in PyTorch).
 //!
 //! # Against PyTorch
 //!
