@@ -49,8 +49,6 @@ pub struct Ran {
     pub outputs: Vec<AnyTensor>,
     /// Every value's layout (inputs, then steps).
     pub values: Vec<Value<i64>>,
-    /// The chains that ran fused (empty when `fuse` is off).
-    pub fusion: FusionPlan,
 }
 
 /// What [`Compiled::check`] found for a binding.
@@ -161,7 +159,6 @@ impl Compiled {
             return Ok(Some(Ran {
                 outputs: r.outputs,
                 values: r.values,
-                fusion: r.fusion,
             }));
         }
         if !retrace {
@@ -183,11 +180,7 @@ impl Compiled {
             fusion: Some(&fusion),
         };
         let (outputs, _) = run_program_with(&p, &values, inputs, &options, cfg)?;
-        Ok(Some(Ran {
-            outputs,
-            values,
-            fusion,
-        }))
+        Ok(Some(Ran { outputs, values }))
     }
 
     /// The fusion plan of specialization `k` (empty for an error specialization).
