@@ -488,3 +488,33 @@ fn dispatcher_runs_fused_chains_like_step_by_step() {
         }
     }
 }
+
+/// A `--cover` of every public program round-trips its fusion plans (a merged
+/// specialization's plan is decided under its merged guards, and so re-decided on load),
+/// and at every grid binding the admitting specialization's plan is a valid fusion of the
+/// concrete layouts there, equal to the plan the rules decide on them.
+#[test]
+fn cover_fusion_plans_round_trip_and_hold_at_every_admitted_binding() {
+    use symstride::aot::CoverOptions;
+    use symstride::program::{check_fusion, plan_fusion};
+    for p in public_programs() {
+        let a = ProgramArtifact::compile_cover(&p, &CoverOptions::default()).unwrap();
+        let back = ProgramArtifact::from_json(&a.to_json()).unwrap();
+        // (Whole-artifact equality does not hold for covers with error specializations:
+        // a loaded one carries the concrete run's message, not the trace's.)
+        let plans = |a: &ProgramArtifact| -> Vec<_> {
+            a.specializations.iter().map(|s| s.fusion.clone()).collect()
+        };
+        assert_eq!(plans(&back), plans(&a), "{}", p.name);
+        for pt in grid(p.symbols.len(), 3) {
+            let Some(s) = a.specializations.iter().find(|s| s.admits(&pt).unwrap()) else {
+                continue;
+            };
+            let Ok(values) = concrete(&p, &bind(&p, &pt)) else {
+                continue;
+            };
+            check_fusion(&p, &values, &s.fusion).unwrap();
+            assert_eq!(s.fusion, plan_fusion(&p, &values), "{} at {pt:?}", p.name);
+        }
+    }
+}

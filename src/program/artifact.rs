@@ -551,9 +551,11 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
         values: spec.values.clone(),
         plans: spec.plans.clone(),
     };
-    // The plan the trace at the trace point decides (before the verifier consumes it).
-    let decided = seed.as_ref().map_or_else(FusionPlan::default, |(g, t)| {
-        decide_fusion(p, &traced_at, g, &t.values)
+    // The plan decided from the trace at the trace point (before the verifier consumes
+    // it), sizes compared under the stored guards: a cover's merged specialization was
+    // decided under its merged guards, which the verifier checks hold the values.
+    let decided = seed.as_ref().map_or_else(FusionPlan::default, |(_, t)| {
+        decide_fusion(p, &traced_at, &spec.guards, &t.values)
     });
     verify_stored_seeded(&subject, &traced_at, &spec.guards, &stored, seed)?;
     spec.fusion = load_fusion(p, &spec, s.fusion, decided)?;

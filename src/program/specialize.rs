@@ -132,7 +132,7 @@ pub(crate) fn fusion_values(
             }
             let at = e.eval(&b).ok();
             let same = reps.iter().find(|(r, ra)| {
-                at.is_some() && *ra == at && equal_under(&p.symbols, guards, [(&*r, &*e)])
+                at.is_some() && *ra == at && equal_under(&p.symbols, guards, [(r, &*e)])
             });
             match same {
                 Some((r, _)) => *e = r.clone(),
