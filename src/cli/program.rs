@@ -335,8 +335,8 @@ pub struct RunOptions {
 /// `run` of a program artifact: bind, dispatch (every value's layout), refuse above the
 /// memory limit, make the inputs with the golden fill formula, run through the vectorized
 /// kernels (the specialization's fused chains one pass each, unless `--no-fuse`; every
-/// other step from its stored plan), verify the outputs against the step-by-step reference executor
-/// (unless `--no-verify`), print them.
+/// other step from its stored plan), verify the outputs against the step-by-step reference
+/// executor (unless `--no-verify`), print them.
 pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
     let p = a.program.clone();
     let values = values_from_pairs(&p, &o.pairs)?;
@@ -468,9 +468,12 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
         } else if ran.fusion.chains.is_empty() {
             "no fused chain in this specialization".to_string()
         } else {
+            let n = ran.fusion.chains.len();
             format!(
-                "fused: {} ({} steps in one pass each)",
-                ran.fusion, ran.stats.fused_steps
+                "fused: {} ({} steps in {n} pass{})",
+                ran.fusion,
+                ran.stats.fused_steps,
+                if n == 1 { "" } else { "es" }
             )
         }
     );
