@@ -171,3 +171,66 @@ fn demo_runs_the_program() {
     assert!(o.stdout.contains("MISS"), "{}", o.stdout);
     assert!(o.stdout.contains("cached program dispatch"), "{}", o.stdout);
 }
+
+/// Which steps run fused is shown by `guards` (`fused: steps 2-3 fused`, the softmax's
+/// `sub, exp`), by `check` (`"fused": [[2, 3]]`, step numbers from 1, as the artifact's
+/// 0-based `fusion` plus one) and by `run`, which fuses by default and runs step by step
+/// with `--no-fuse`; both give the same values.
+#[test]
+fn fusion_is_shown_by_guards_check_and_run() {
+    let dir = scratch("fusion");
+    let plan = compile("softmax_lastdim", &dir);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    assert_eq!(
+        v["specializations"][0]["fusion"],
+        serde_json::json!({"chains": [{"steps": [1, 2]}]})
+    );
+    let o = run(&["guards", s(&plan)]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("  fused: steps 2-3 fused"),
+        "{}",
+        o.stdout
+    );
+    let o = run(&["check", s(&plan), "--bind", "b=2,t=3,v=5"]);
+    let got: Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    assert_eq!(got["pass"], true, "{got}");
+    assert_eq!(got["fused"], serde_json::json!([[2, 3]]));
+    let o = run(&["run", s(&plan), "--bind", "b=2,t=3,v=5"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("fused: steps 2-3 fused (2 steps"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("verified"), "{}", o.stdout);
+    let o = run(&["run", s(&plan), "--bind", "b=2,t=3,v=5", "--no-fuse"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("step by step (--no-fuse)"),
+        "{}",
+        o.stdout
+    );
+    let values = |extra: &[&str]| -> Value {
+        let mut args = vec!["run", s(&plan), "--bind", "b=2,t=3,v=5", "--values"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        serde_json::from_str(o.stdout.trim()).unwrap()
+    };
+    let (fused, plain) = (values(&[]), values(&["--no-fuse"]));
+    assert_eq!(fused["fused"], serde_json::json!([[2, 3]]));
+    assert_eq!(plain["fused"], serde_json::json!([]));
+    for (name, out) in fused["outputs"].as_object().unwrap() {
+        let (a, b) = (&out["values"], &plain["outputs"][name]["values"]);
+        let (a, b) = (a.as_array().unwrap(), b.as_array().unwrap());
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!(
+                (x - y).abs() <= 1e-5 * (1.0 + y.abs()),
+                "{name}: {x} vs {y}"
+            );
+        }
+    }
+}

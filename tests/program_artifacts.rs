@@ -357,3 +357,167 @@ fn a_weakened_coalescing_guard_is_rejected_through_the_kernel_plan() {
     let err = load(&deleted).unwrap_err();
     assert!(err.contains("kernel plan"), "{err}");
 }
+
+/// The fusion plan is recorded per specialization (the demo fuses `sub, exp`, steps 5-6,
+/// stored 0-based as `{"chains": [{"steps": [4, 5]}]}`) and verified on load: a chain with
+/// a member read twice (the `exp`, read by `sum` and `div`), one with a reduction, one with
+/// an output member, a plan with a chain dropped, steps out of range and a plan on an error
+/// specialization are each rejected with the specialization named; a file without the
+/// field loads with the plan re-decided from the trace.
+#[test]
+fn tampered_fusion_plans_are_rejected() {
+    use symstride::program::{FusedChain, FusionPlan};
+    let p = Program::from_json(symstride::program::DEMO_PROGRAM_JSON).unwrap();
+    let v = compiled_json(&p);
+    let want = FusionPlan {
+        chains: vec![FusedChain { steps: vec![4, 5] }],
+    };
+    assert_eq!(
+        v["specializations"][0]["fusion"],
+        serde_json::to_value(&want).unwrap()
+    );
+    assert_eq!(load(&v).unwrap().specializations[0].fusion, want);
+    let mut absent = v.clone();
+    absent["specializations"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("fusion");
+    assert_eq!(load(&absent).unwrap().specializations[0].fusion, want);
+    for (chains, why) in [
+        (
+            serde_json::json!([{"steps": [4, 5, 7]}]),
+            "needed outside its chain",
+        ),
+        (
+            serde_json::json!([{"steps": [2, 4, 5]}]),
+            "needed outside its chain",
+        ),
+        (serde_json::json!([{"steps": [4, 5, 6]}]), "cannot be fused"),
+        (serde_json::json!([]), "not the one decided"),
+        (
+            serde_json::json!([{"steps": [4, 5]}, {"steps": [6, 7]}]),
+            "cannot be fused",
+        ),
+        (serde_json::json!([{"steps": [5, 4]}]), "not ascending"),
+        (serde_json::json!([{"steps": [4, 99]}]), "not ascending"),
+        (serde_json::json!([{"steps": []}]), "empty chain"),
+    ] {
+        let mut t = v.clone();
+        t["specializations"][0]["fusion"]["chains"] = chains.clone();
+        let e = load(&t).unwrap_err();
+        assert!(
+            e.contains("specialization 0") && e.contains(why),
+            "{chains}: {e}"
+        );
+    }
+    // An output read by one elementwise step is not fused; a plan fusing it is rejected.
+    let out = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n"], "layout": "contiguous"}],
+            "hints": {"n": 4},
+            "steps": [{"let": "a", "op": "neg", "args": ["x"]},
+                      {"let": "b", "op": "exp", "args": ["a"]}],
+            "outputs": ["b", "a"]}"#,
+    )
+    .unwrap();
+    let mut t = compiled_json(&out);
+    assert_eq!(
+        t["specializations"][0]["fusion"]["chains"],
+        serde_json::json!([])
+    );
+    t["specializations"][0]["fusion"]["chains"] = serde_json::json!([{"steps": [0, 1]}]);
+    let e = load(&t).unwrap_err();
+    assert!(
+        e.contains("specialization 0") && e.contains("an output"),
+        "{e}"
+    );
+    // An error specialization stores no plan and accepts none.
+    let bad = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["a"], "layout": "contiguous"},
+                       {"name": "y", "sizes": ["b"], "layout": "contiguous"}],
+            "hints": {"a": 2, "b": 3},
+            "steps": [{"let": "s", "op": "add", "args": ["x", "y"]},
+                      {"let": "e", "op": "exp", "args": ["s"]}],
+            "outputs": ["e"]}"#,
+    )
+    .unwrap();
+    let mut t = compiled_json(&bad);
+    assert!(t["specializations"][0].get("fusion").is_none(), "{t}");
+    t["specializations"][0]["fusion"] = serde_json::json!({"chains": [{"steps": [0, 1]}]});
+    let e = load(&t).unwrap_err();
+    assert!(
+        e.contains("specialization 0") && e.contains("fusion plan"),
+        "{e}"
+    );
+}
+
+/// The dispatcher runs the specialization's fused chains: the same outputs as step by
+/// step, on every public program at a few bindings, and `fused_steps` counts the chains.
+#[test]
+fn dispatcher_runs_fused_chains_like_step_by_step() {
+    use symstride::kernel::ExecConfig;
+    use symstride::program::{fill_inputs, tensor_values};
+    use symstride::tensor::Scalar;
+    for p in public_programs() {
+        let d = ProgramDispatcher::new(ProgramArtifact::compile(&p).unwrap()).unwrap();
+        for pt in grid(p.symbols.len(), 3).into_iter().step_by(7) {
+            let Ok(values) = concrete(&p, &bind(&p, &pt)) else {
+                continue;
+            };
+            let cfg = ExecConfig::default().with_grain_size(4);
+            let fused = d
+                .run_with(fill_inputs(&p, &values).unwrap(), &cfg, true)
+                .unwrap();
+            let plain = d
+                .run_with(fill_inputs(&p, &values).unwrap(), &cfg, false)
+                .unwrap();
+            let members: usize = fused.fusion.chains.iter().map(|c| c.steps.len()).sum();
+            assert_eq!(fused.stats.fused_steps, members, "{} at {pt:?}", p.name);
+            assert_eq!(plain.stats.fused_steps, 0);
+            for (f, s) in fused.outputs.iter().zip(&plain.outputs) {
+                let (f, s) = (tensor_values(f).unwrap(), tensor_values(s).unwrap());
+                assert_eq!(f.len(), s.len());
+                for (x, y) in f.iter().zip(&s) {
+                    let close = match (x, y) {
+                        (Scalar::Float(x), Scalar::Float(y)) => {
+                            x == y
+                                || (x.is_nan() && y.is_nan())
+                                || (x - y).abs() <= 1e-5 * (1.0 + y.abs())
+                        }
+                        _ => x == y,
+                    };
+                    assert!(close, "{} at {pt:?}: {x:?} vs {y:?}", p.name);
+                }
+            }
+        }
+    }
+}
+
+/// A `--cover` of every public program round-trips its fusion plans (a merged
+/// specialization's plan is decided under its merged guards, and so re-decided on load),
+/// and at every grid binding the admitting specialization's plan is a valid fusion of the
+/// concrete layouts there, equal to the plan the rules decide on them.
+#[test]
+fn cover_fusion_plans_round_trip_and_hold_at_every_admitted_binding() {
+    use symstride::aot::CoverOptions;
+    use symstride::program::{check_fusion, plan_fusion};
+    for p in public_programs() {
+        let a = ProgramArtifact::compile_cover(&p, &CoverOptions::default()).unwrap();
+        let back = ProgramArtifact::from_json(&a.to_json()).unwrap();
+        // (Whole-artifact equality does not hold for covers with error specializations:
+        // a loaded one carries the concrete run's message, not the trace's.)
+        let plans = |a: &ProgramArtifact| -> Vec<_> {
+            a.specializations.iter().map(|s| s.fusion.clone()).collect()
+        };
+        assert_eq!(plans(&back), plans(&a), "{}", p.name);
+        for pt in grid(p.symbols.len(), 3) {
+            let Some(s) = a.specializations.iter().find(|s| s.admits(&pt).unwrap()) else {
+                continue;
+            };
+            let Ok(values) = concrete(&p, &bind(&p, &pt)) else {
+                continue;
+            };
+            check_fusion(&p, &values, &s.fusion).unwrap();
+            assert_eq!(s.fusion, plan_fusion(&p, &values), "{} at {pt:?}", p.name);
+        }
+    }
+}

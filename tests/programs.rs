@@ -6,8 +6,8 @@ use serde_json::Value;
 use std::time::Instant;
 use symstride::aot::CoverOptions;
 use symstride::program::{
-    concrete, concrete_planned, cover_program, program_uncovered_region, trace, Program,
-    ProgramSpecialization, ProgramTrace,
+    concrete, concrete_planned, cover_program, plan_fusion, program_uncovered_region, trace,
+    Program, ProgramSpecialization, ProgramTrace,
 };
 use symstride::sym::Bindings;
 
@@ -285,6 +285,9 @@ proptest! {
                     let (cv, cp) = concrete_planned(&p, &b).unwrap();
                     prop_assert_eq!(&reused, &cv, "{} at {:?}", spec, pt);
                     prop_assert_eq!(&plans, &cp, "{} at {:?}: plans", spec, pt);
+                    // The fusion plan decided at the symbolic trace is the one the rules
+                    // decide on the concrete layouts at every admitted binding.
+                    prop_assert_eq!(&s.fusion, &plan_fusion(&p, &cv), "{} at {:?}: fusion", spec, pt);
                     prop_assert_eq!(t.instantiate(&b).unwrap(), c, "{} at {:?}", spec, pt)
                 }
                 (Err(te), Err(ce)) => {
@@ -342,8 +345,8 @@ fn run_both(
 ) -> Result<Option<symstride::program::RunStats>, String> {
     use symstride::kernel::ExecConfig;
     use symstride::program::{
-        execute, fill_inputs, plan_fusion, run_program_fused, run_program_planned,
-        run_program_stats, specialize, tensor_values,
+        execute, fill_inputs, run_program_fused, run_program_planned, run_program_stats,
+        specialize, tensor_values,
     };
     let want = execute(p, b);
     let got = concrete(p, b).and_then(|values| {
@@ -436,11 +439,65 @@ fn run_both(
                     ));
                 }
             }
+            dispatched_fused_equals_step_by_step(p, &values, pool)?;
             Ok(Some(stats))
         }
         (Err(a), Err(b)) if a.category() == b.category() => Ok(None),
         (a, b) => Err(format!("reference {:?} vs kernels {:?}", a.err(), b.err())),
     }
+}
+
+/// Through a dispatcher over the program compiled at its hints (so the binding of `values`
+/// is served by that specialization when its guards admit it, else by a re-trace): the
+/// fused run (the specialization's fusion plan, the other steps from their stored kernel
+/// plans) equals the step-by-step run, within the float tolerance, exactly for integers
+/// and booleans, with the same layouts; exactly the plan's chains ran fused.
+fn dispatched_fused_equals_step_by_step(
+    p: &Program,
+    values: &[symstride::program::Value<i64>],
+    pool: &rayon::ThreadPool,
+) -> Result<(), String> {
+    use symstride::kernel::ExecConfig;
+    use symstride::program::{
+        fill_inputs, tensor_values, ProgramArtifact, ProgramDispatcher, ProgramRun,
+    };
+    let d = ProgramDispatcher::new(ProgramArtifact::compile(p).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let cfg = ExecConfig::default().with_grain_size(8);
+    let run = |fuse: bool| -> Result<ProgramRun, String> {
+        let inputs = fill_inputs(p, values).map_err(|e| e.to_string())?;
+        pool.install(|| d.run_with(inputs, &cfg, fuse))
+            .map_err(|e| format!("dispatched run (fuse {fuse}): {e}"))
+    };
+    let (fused, plain) = (run(true)?, run(false)?);
+    let spec = d
+        .specialization(fused.dispatched.specialization)
+        .ok_or("no specialization")?;
+    if fused.fusion != spec.fusion || !plain.fusion.chains.is_empty() {
+        return Err(format!(
+            "ran {} / {} for {}",
+            fused.fusion, plain.fusion, spec.fusion
+        ));
+    }
+    let members: usize = spec.fusion.chains.iter().map(|c| c.steps.len()).sum();
+    if (fused.stats.fused_steps, plain.stats.fused_steps) != (members, 0) {
+        return Err(format!(
+            "{}: {} and {} steps ran fused",
+            spec.fusion, fused.stats.fused_steps, plain.stats.fused_steps
+        ));
+    }
+    for ((&o, f), s) in p.outputs.iter().zip(&fused.outputs).zip(&plain.outputs) {
+        let (g, w) = (tensor_values(f).unwrap(), tensor_values(s).unwrap());
+        let float = matches!(f.dtype(), symstride::DType::F32 | symstride::DType::F64);
+        let same = if float { same_values(&g, &w) } else { g == w };
+        if f.sizes() != s.sizes() || f.strides() != s.strides() || !same {
+            return Err(format!(
+                "dispatched fused ({}) output `{}`: {g:?} vs step by step {w:?}",
+                spec.fusion, p.names[o]
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One random step of a DAG over `[a, b, c]` values: elementwise ops, keepdim reductions
@@ -735,7 +792,7 @@ proptest! {
 /// concrete layouts, round-trips through JSON, and tampered plans are rejected.
 #[test]
 fn fusion_decisions_and_their_checks() {
-    use symstride::program::{check_fusion, plan_fusion, FusedChain, FusionPlan};
+    use symstride::program::{check_fusion, FusedChain, FusionPlan};
     let softmax = Program::from_json(
         r#"{"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"}],
             "hints": {"n": 4, "d": 8},

@@ -10,19 +10,22 @@
 //! * checking a binding: [`ProgramArtifact::check`] (the admitting specialization or the
 //!   closest one's first failing guard); for a binding none admits, the layouts (or the
 //!   error) come from [`concrete`], the same generic code at `i64`;
-//! * running: a [`ProgramDispatcher`] over the artifact (guards checked in order, the first
-//!   admitting specialization instantiated, a miss re-traced and cached), then
-//!   [`run_program`] (views alias, ops/reductions/copies through the vectorized kernels,
-//!   dead intermediates reused). Inputs whose strides are not the spec's layouts at the
-//!   binding are planned for the strides they have ([`concrete`] on the program with those
-//!   strides), so any non-negative strides run.
+//! * running: [`ProgramDispatcher::run_with`] over the artifact (guards checked in order,
+//!   the first admitting specialization's layouts and kernel plans instantiated, a miss
+//!   re-traced and cached; its fused chains one pass each unless `fuse` is off; views
+//!   alias, ops/reductions/copies through the vectorized kernels, dead intermediates
+//!   reused). Inputs whose strides are not the spec's layouts at the binding (which no
+//!   specialization describes) are planned for the strides they have ([`concrete`] on the
+//!   program with those strides, fused as [`plan_fusion`] decides there) and run with
+//!   [`run_program_with`], so any non-negative strides run.
 
 use serde_json::Value as Json;
 use std::ptr::NonNull;
 use symstride::kernel::ExecConfig;
 use symstride::op::AnyTensor;
 use symstride::program::{
-    concrete, input_layouts, InputStrides, Program, ProgramArtifact, ProgramDispatcher, Value,
+    concrete, input_layouts, plan_fusion, run_program_with, FusionPlan, InputStrides, Program,
+    ProgramArtifact, ProgramDispatcher, RunOptions, Value,
 };
 use symstride::sym::{Bindings, Expr, Guard};
 use symstride::tensor::{Element, Storage, Tensor};
@@ -39,19 +42,13 @@ pub struct Compiled {
     dispatcher: ProgramDispatcher,
 }
 
-/// How a run's layouts were obtained.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Planned {
-    /// Dispatched to this specialization of the dispatcher's cache (`retraced`: traced for
-    /// this call because none admitted it).
-    Specialization {
-        /// Index in the dispatcher's cache.
-        index: usize,
-        /// Whether it was traced for this call.
-        retraced: bool,
-    },
-    /// The inputs' strides are not the spec's layouts: planned concretely for them.
-    Replanned,
+/// What [`Compiled::run`] did.
+#[derive(Debug)]
+pub struct Ran {
+    /// The outputs, in the program's output order.
+    pub outputs: Vec<AnyTensor>,
+    /// Every value's layout (inputs, then steps).
+    pub values: Vec<Value<i64>>,
 }
 
 /// What [`Compiled::check`] found for a binding.
@@ -136,39 +133,59 @@ impl Compiled {
         })
     }
 
-    /// The layouts of every value at `b` for inputs of `strides` (elements). With
-    /// `retrace == false`, a binding no specialization admits (or inputs in another layout
-    /// than the spec's) is `Ok(None)`.
-    pub fn plan(
+    /// Runs the program on `inputs` (bound to `b`): through the dispatcher when their
+    /// strides are the spec's layouts, else planned for the strides they have (see the
+    /// module docs). With `retrace == false`, a binding no specialization admits (or inputs
+    /// in another layout than the spec's) is `Ok(None)`, and nothing runs.
+    pub fn run(
         &self,
         b: &Bindings,
-        strides: &[Vec<i64>],
+        inputs: Vec<AnyTensor>,
         retrace: bool,
-    ) -> Result<Option<(Vec<Value<i64>>, Planned)>> {
+        fuse: bool,
+        cfg: &ExecConfig,
+    ) -> Result<Option<Ran>> {
         let vals = self.values_of(b)?;
         let expected = input_layouts(&self.program, &vals)?;
-        if expected.iter().zip(strides).all(|((_, e), s)| e == s) {
+        if expected
+            .iter()
+            .zip(&inputs)
+            .all(|((_, e), t)| e == t.strides())
+        {
             if !retrace && self.dispatcher.lookup(&vals)?.is_none() {
                 return Ok(None);
             }
-            let mut out = Vec::new();
-            let d = self.dispatcher.dispatch_values(&vals, &mut out)?;
-            return Ok(Some((
-                out,
-                Planned::Specialization {
-                    index: d.specialization,
-                    retraced: d.retraced,
-                },
-            )));
+            let r = self.dispatcher.run_with(inputs, cfg, fuse)?;
+            return Ok(Some(Ran {
+                outputs: r.outputs,
+                values: r.values,
+            }));
         }
         if !retrace {
             return Ok(None);
         }
         let mut p = self.program.clone();
-        for (input, s) in p.inputs.iter_mut().zip(strides) {
-            input.strides = InputStrides::Exprs(s.iter().map(|&v| Expr::constant(v)).collect());
+        for (input, t) in p.inputs.iter_mut().zip(&inputs) {
+            input.strides =
+                InputStrides::Exprs(t.strides().iter().map(|&v| Expr::constant(v)).collect());
         }
-        Ok(Some((concrete(&p, b)?, Planned::Replanned)))
+        let values = concrete(&p, b)?;
+        let fusion = if fuse {
+            plan_fusion(&p, &values)
+        } else {
+            FusionPlan::default()
+        };
+        let options = RunOptions {
+            plans: None,
+            fusion: Some(&fusion),
+        };
+        let (outputs, _) = run_program_with(&p, &values, inputs, &options, cfg)?;
+        Ok(Some(Ran { outputs, values }))
+    }
+
+    /// The fusion plan of specialization `k` (empty for an error specialization).
+    pub fn fusion(&self, k: usize) -> Option<&FusionPlan> {
+        self.artifact.specializations.get(k).map(|s| &s.fusion)
     }
 
     /// The artifact file (JSON, format version 2).
@@ -180,16 +197,6 @@ impl Compiled {
     pub fn from_json(text: &str) -> Result<Compiled> {
         Compiled::new(ProgramArtifact::from_json(text)?)
     }
-}
-
-/// Executes `p` on `inputs` laid out as `values` says (the crate's executor).
-pub fn run_program(
-    p: &Program,
-    values: &[Value<i64>],
-    inputs: Vec<AnyTensor>,
-    cfg: &ExecConfig,
-) -> Result<Vec<AnyTensor>> {
-    symstride::program::run_program(p, values, inputs, cfg)
 }
 
 /// A storage over memory owned by `owner`, as a tensor of `sizes`/`strides` (elements).

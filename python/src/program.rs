@@ -4,8 +4,10 @@
 //! The crate's program layer is reached only through `adapter.rs`; this file converts
 //! between Python and the adapter: spec dicts to JSON, `**bindings` and `**arrays` to
 //! engine values, layouts and arrays back. `run` releases the GIL while the kernels run.
+//! Runs go through the crate's dispatcher (`ProgramDispatcher::run_with`): the admitting
+//! specialization's stored kernel plans, and its fused chains unless `fuse=False`.
 
-use crate::adapter::{run_program, Compiled};
+use crate::adapter::Compiled;
 use crate::arrays::{numpy_name, to_array, to_tensor};
 use crate::errors::{raise, IntoPyResult};
 use crate::symbolic::PyGuard;
@@ -147,6 +149,17 @@ fn bind_inputs(c: &Compiled, arrays: &[Bound<'_, PyUntypedArray>]) -> PyResult<B
 }
 
 impl PyArtifact {
+    /// The error for a specialization index out of range.
+    fn no_specialization(&self, k: usize) -> PyErr {
+        raise(
+            "DimIndexError",
+            format!(
+                "specialization {k} out of range ({} specializations)",
+                self.inner.num_specializations()
+            ),
+        )
+    }
+
     /// The arrays in the program's input order; unknown or missing names are errors.
     fn arrays<'py>(
         &self,
@@ -194,6 +207,7 @@ impl PyArtifact {
         py: Python<'py>,
         arrays: Option<&Bound<'py, PyDict>>,
         retrace: bool,
+        fuse: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let p = &self.inner.program;
         let arrays = self.arrays(arrays)?;
@@ -219,8 +233,11 @@ impl PyArtifact {
                 unsafe { (*a.as_array_ptr()).flags } & numpy::npyffi::NPY_ARRAY_WRITEABLE != 0,
             );
         }
-        let strides: Vec<Vec<i64>> = tensors.iter().map(|t| t.strides().to_vec()).collect();
-        let Some((values, _how)) = self.inner.plan(&b, &strides, retrace).py()? else {
+        let inner = &self.inner;
+        let ran = py
+            .allow_threads(|| inner.run(&b, tensors, retrace, fuse, &ExecConfig::default()))
+            .py()?;
+        let Some(ran) = ran else {
             let c = self.inner.check(&b).py()?;
             let g = c
                 .failed_guard
@@ -231,13 +248,9 @@ impl PyArtifact {
                 format!("no specialization admits these inputs: {g}"),
             ));
         };
-        let inner = &self.inner;
-        let outs = py
-            .allow_threads(|| run_program(&inner.program, &values, tensors, &ExecConfig::default()))
-            .py()?;
         let d = PyDict::new(py);
-        for (&i, t) in p.outputs.iter().zip(&outs) {
-            let s = values[i].storage;
+        for (&i, t) in p.outputs.iter().zip(&ran.outputs) {
+            let s = ran.values[i].storage;
             let w = if s < p.inputs.len() {
                 writeable[s]
             } else {
@@ -319,15 +332,10 @@ impl PyArtifact {
     /// the program step that recorded it.
     #[pyo3(signature = (specialization=0))]
     fn guards(&self, specialization: usize) -> PyResult<Vec<PyGuard>> {
-        let s = self.inner.guards(specialization).ok_or_else(|| {
-            raise(
-                "DimIndexError",
-                format!(
-                    "specialization {specialization} out of range ({} specializations)",
-                    self.inner.num_specializations()
-                ),
-            )
-        })?;
+        let s = self
+            .inner
+            .guards(specialization)
+            .ok_or_else(|| self.no_specialization(specialization))?;
         Ok(s.iter().cloned().map(PyGuard).collect())
     }
 
@@ -369,20 +377,33 @@ impl PyArtifact {
         py: Python<'py>,
         arrays: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        self.run_impl(py, arrays, true)
+        self.run_impl(py, arrays, true, true)
     }
 
     /// `run` with options: `retrace=False` raises `GuardError` for inputs no
     /// specialization admits (instead of tracing and caching one), and for inputs whose
-    /// strides are not the spec's layouts (instead of planning for them).
-    #[pyo3(signature = (arrays, *, retrace=true))]
+    /// strides are not the spec's layouts (instead of planning for them); `fuse=False` runs
+    /// every step on its own instead of the specialization's fused chains (`fused()`).
+    #[pyo3(signature = (arrays, *, retrace=true, fuse=true))]
     fn run_with<'py>(
         &self,
         py: Python<'py>,
         arrays: &Bound<'py, PyDict>,
         retrace: bool,
+        fuse: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        self.run_impl(py, Some(arrays), retrace)
+        self.run_impl(py, Some(arrays), retrace, fuse)
+    }
+
+    /// The steps `run` evaluates in one pass, per fused chain, numbered from 1 as in the
+    /// guards' reasons (e.g. `[[5, 6]]`: steps 5 and 6 run as one pass and only step 6's
+    /// value is written to memory), of specialization `specialization`.
+    #[pyo3(signature = (specialization=0))]
+    fn fused(&self, specialization: usize) -> PyResult<Vec<Vec<usize>>> {
+        self.inner
+            .fusion(specialization)
+            .map(|f| f.step_numbers())
+            .ok_or_else(|| self.no_specialization(specialization))
     }
 
     /// The artifact as JSON text.
@@ -445,9 +466,9 @@ pub fn compile(spec: &Bound<'_, PyAny>, cover: bool) -> PyResult<PyArtifact> {
 }
 
 /// For the bench (`python/bench/run_overhead.py`): the same run through the Rust API
-/// alone. The arrays are wrapped once (not timed); each repetition then plans (binding,
-/// guards, layouts) and executes with `run_program`, in seconds. The difference to
-/// `Artifact.run` on the same arrays is the Python layer's cost (argument handling, array
+/// alone. The arrays are wrapped once (not timed); each repetition then dispatches
+/// (binding, guards, layouts, kernel plans) and executes as `Artifact.run` does (fused), in
+/// seconds. The difference to `Artifact.run` on the same arrays is the Python layer's cost (argument handling, array
 /// wrapping in and out).
 #[pyfunction]
 #[pyo3(signature = (artifact, repeat, **arrays))]
@@ -467,16 +488,12 @@ pub fn _rust_run_seconds(
         .zip(&arrays)
         .map(|(i, a)| to_tensor(a, &i.name))
         .collect::<PyResult<Vec<_>>>()?;
-    let strides: Vec<Vec<i64>> = inputs.iter().map(|t| t.strides().to_vec()).collect();
     py.allow_threads(|| {
         let mut times = Vec::with_capacity(repeat);
         for _ in 0..repeat {
             let t = std::time::Instant::now();
-            let (vals, _) = c
-                .plan(&b, &strides, true)?
-                .ok_or_else(|| symstride::Error::invalid("not planned"))?;
-            let outs = run_program(&c.program, &vals, inputs.clone(), &ExecConfig::default())?;
-            drop(outs);
+            let ran = c.run(&b, inputs.clone(), true, true, &ExecConfig::default())?;
+            drop(ran);
             times.push(t.elapsed().as_secs_f64());
         }
         Ok(times)

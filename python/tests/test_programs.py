@@ -317,3 +317,36 @@ def test_inputs_with_other_strides_on_size_one_dims():
     assert bias.strides[1] == 0
     out = art.run(x=x, bias=bias)
     np.testing.assert_allclose(out["y"], heads_reference(x, bias)["y"], rtol=1e-6)
+
+
+def test_fused_chains_run_like_step_by_step():
+    """The artifact records which steps run fused; `run` evaluates them in one pass and
+    agrees with `run_with(..., fuse=False)` (every step on its own) and with numpy."""
+    spec = {"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"},
+                       {"name": "w", "sizes": ["d"], "layout": "contiguous"}],
+            "hints": {"n": 3, "d": 8},
+            "steps": [{"let": "a", "op": "mul", "args": ["x", "w"]},
+                      {"let": "b", "op": "add", "args": ["a", 1.5]},
+                      {"let": "r", "op": "relu", "args": ["b"]},
+                      {"let": "m", "op": "amax", "args": ["r", [-1]], "keepdim": True},
+                      {"let": "y", "op": "sub", "args": ["r", "m"]}],
+            "outputs": ["y", "m"]}
+    art = ss.compile(spec)
+    # Steps 1-3 (mul, add, relu) fuse; `r` has two readers, so step 5 runs on its own.
+    assert art.fused() == [[1, 2, 3]]
+    assert ss.Artifact.from_json(art.to_json()).fused() == [[1, 2, 3]]
+    rng = np.random.default_rng(5)
+    for n, d, transposed in [(3, 8, False), (5, 300, False), (4, 7, True), (1, 1, False)]:
+        v = rng.standard_normal((n, d)).astype(np.float32)
+        x = np.ascontiguousarray(v.T).T if transposed else v
+        w = rng.standard_normal(d).astype(np.float32)
+        fused = art.run(x=x, w=w)
+        plain = art.run_with({"x": x, "w": w}, fuse=False)
+        r = np.maximum(v * w + np.float32(1.5), 0)
+        ref = {"m": r.max(axis=-1, keepdims=True)}
+        ref["y"] = r - ref["m"]
+        for name in ("y", "m"):
+            np.testing.assert_allclose(fused[name], plain[name], rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(fused[name], ref[name], rtol=1e-6, atol=1e-6)
+    with pytest.raises(ss.DimIndexError):
+        art.fused(5)

@@ -116,7 +116,8 @@ fn symbols(p: &Program) -> String {
 }
 
 /// The readable listing `guards` prints for a program artifact: per specialization, where
-/// it was traced, its outputs' layouts, and each guard with the step that asked.
+/// it was traced, its outputs' layouts, each guard with the step that asked, and which
+/// steps a run fuses (`fused: steps 5-6 fused`, numbered from 1 as in the reasons).
 pub fn describe(a: &ProgramArtifact) -> String {
     use std::fmt::Write;
     let p = &a.program;
@@ -194,6 +195,9 @@ pub fn describe(a: &ProgramArtifact) -> String {
         for g in &sp.guards {
             let _ = writeln!(s, "  {:<width$}   # {}", g.cond.to_string(), g.reason);
         }
+        if sp.values.is_ok() {
+            let _ = writeln!(s, "  fused: {}", sp.fusion);
+        }
     }
     s
 }
@@ -263,6 +267,7 @@ pub fn check_answer(a: &ProgramArtifact, pairs: &[(String, i64)]) -> Result<Json
         "specialization": out.specialization,
         "failed_guard": failed,
         "outputs": out.values.map(|v| outputs_json(&a.program, &v)),
+        "fused": out.fusion.map(|f| f.step_numbers()),
     }))
 }
 
@@ -319,6 +324,8 @@ pub struct RunOptions {
     pub values: bool,
     /// Skip the check against the step-by-step reference executor.
     pub no_verify: bool,
+    /// Run every step on its own (no fused chains).
+    pub no_fuse: bool,
     /// Kernel threads (`None`: the global pool).
     pub threads: Option<usize>,
     /// Allocation limit in bytes and where it comes from.
@@ -326,9 +333,10 @@ pub struct RunOptions {
 }
 
 /// `run` of a program artifact: bind, dispatch (every value's layout), refuse above the
-/// memory limit, make the inputs with the golden fill formula, run every step through the
-/// vectorized kernels, verify the outputs against the step-by-step reference executor
-/// (unless `--no-verify`), print them.
+/// memory limit, make the inputs with the golden fill formula, run through the vectorized
+/// kernels (the specialization's fused chains one pass each, unless `--no-fuse`; every
+/// other step from its stored plan), verify the outputs against the step-by-step reference
+/// executor (unless `--no-verify`), print them.
 pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
     let p = a.program.clone();
     let values = values_from_pairs(&p, &o.pairs)?;
@@ -370,7 +378,8 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
     progress.set("executing every step through the kernels");
     let cfg = ExecConfig::default();
     let t = Instant::now();
-    let (outs, _) = super::run::with_threads(o.threads, || d.run(inputs, &cfg))??;
+    let ran = super::run::with_threads(o.threads, || d.run_with(inputs, &cfg, !o.no_fuse))??;
+    let outs = ran.outputs;
     let exec_time = t.elapsed();
     let mut checked = 0usize;
     if verify {
@@ -416,7 +425,8 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
         }
         println!(
             "{}",
-            json!({"program": p.name, "binding": binding, "outputs": m})
+            json!({"program": p.name, "binding": binding, "outputs": m,
+                   "fused": ran.fusion.step_numbers()})
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -450,9 +460,22 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
         fmt_time(dispatch_time)
     );
     println!(
-        "  executed through the kernels in {} (at most {} allocated)",
+        "  executed through the kernels in {} (at most {} allocated); {}",
         fmt_time(exec_time),
-        fmt_bytes(run_bytes(&vals, false))
+        fmt_bytes(run_bytes(&vals, false)),
+        if o.no_fuse {
+            "step by step (--no-fuse)".to_string()
+        } else if ran.fusion.chains.is_empty() {
+            "no fused chain in this specialization".to_string()
+        } else {
+            let n = ran.fusion.chains.len();
+            format!(
+                "fused: {} ({} steps in {n} pass{})",
+                ran.fusion,
+                ran.stats.fused_steps,
+                if n == 1 { "" } else { "es" }
+            )
+        }
     );
     if verify {
         println!("  verified {checked} output elements against the step-by-step reference");

@@ -36,6 +36,10 @@ pub struct Args {
     /// Skip the naive reference check (saves its memory and time on large runs).
     #[arg(long)]
     pub no_verify: bool,
+    /// Programs: run every step on its own instead of the specialization's fused chains
+    /// (the default evaluates each chain in one pass; `guards` lists them).
+    #[arg(long)]
+    pub no_fuse: bool,
     /// Programs: print the outputs (layout and values in row-major order) as one JSON
     /// object, comparable with PyTorch's.
     #[arg(long)]
@@ -259,6 +263,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 pairs,
                 values: args.values,
                 no_verify: args.no_verify,
+                no_fuse: args.no_fuse,
                 threads: resolve_threads(args.threads),
                 limit: memory_limit(&args.max_memory)?,
             };
@@ -268,6 +273,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.values {
         return Err(Error::invalid(
             "--values prints a program's outputs; this is a single-op artifact",
+        ));
+    }
+    if args.no_fuse {
+        return Err(Error::invalid(
+            "--no-fuse runs a program step by step; this is a single-op artifact",
         ));
     }
     let values = a

@@ -13,14 +13,25 @@
 //! the traced one as an expression. Finally some specialization must admit the program's
 //! hints (every compile traces there first), which catches a dropped specialization.
 //!
+//! Each value specialization also stores its fusion plan (`"fusion": {"chains": [{"steps":
+//! [4, 5]}]}`, steps numbered from 0; [`FusionPlan`]'s serde form). On load it must equal
+//! the plan [`plan_fusion`] decides from the re-trace at `traced_at`, which the verifier
+//! has just found equal to the stored values; a chain that is not what the rules allow (a
+//! member with two readers, an output, a reduction) is rejected with the specialization
+//! named. A file without the field (written before fusion was recorded) loads with the plan
+//! re-decided from that trace. Error specializations store none.
+//!
 //! The JSON keeps the guards where tools look for them: `specializations[i].guards[j].cond`
 //! and `.reason`, and `specializations[i].traced_at`. Version 1 files are single-op
 //! artifacts ([`crate::aot::Artifact`]); [`AnyArtifact::from_json`] reads either.
 
 use super::cover::{cover_program, program_cover_domain, program_uncovered_region};
 use super::dispatch::input_layouts;
+use super::fuse::{check_fusion, FusionPlan};
 use super::spec::Program;
-use super::specialize::{bindings_of, specialize, ProgramSpecialization};
+use super::specialize::{
+    bindings_of, decide_fusion, fusion_values, specialize, ProgramSpecialization,
+};
 use super::stepplan::{describe_structure, plan_pairs, StepPlan};
 use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
 use crate::aot::{
@@ -78,6 +89,9 @@ struct RawSpecialization {
     /// The error every admitted binding fails with (an error specialization).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<RawError>,
+    /// The fused chains (a value specialization); absent: re-decided on load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fusion: Option<FusionPlan>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -226,6 +240,8 @@ pub struct ProgramCheck {
     /// When the admitting specialization is an error specialization: the error category
     /// the program fails with at this binding.
     pub error: Option<String>,
+    /// The admitting value specialization's fusion plan (which steps a run fuses).
+    pub fusion: Option<FusionPlan>,
 }
 
 impl ProgramArtifact {
@@ -304,6 +320,7 @@ impl ProgramArtifact {
                         category: e.category().to_string(),
                         message: e.to_string(),
                     }),
+                    fusion: s.values.is_ok().then(|| s.fusion.clone()),
                 })
                 .collect(),
             complete: self.coverage.as_ref().is_some_and(|c| c.complete),
@@ -395,6 +412,7 @@ impl ProgramArtifact {
                         .then(|| s.instantiate(values))
                         .transpose()?,
                     error: s.error().map(|e| e.category().to_string()),
+                    fusion: s.values.is_ok().then(|| s.fusion.clone()),
                 });
             }
         }
@@ -421,6 +439,7 @@ impl ProgramArtifact {
             failed_guard: best.map(|(_, k, i)| (k, i)),
             values: None,
             error: None,
+            fusion: None,
         })
     }
 }
@@ -503,8 +522,16 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
     let plans = seed
         .as_ref()
         .map_or_else(Vec::new, |(_, t)| t.plans.clone());
-    let spec = ProgramSpecialization::new(p, traced_at.clone(), guards, values, plans)
-        .map_err(|e| art(e.to_string()))?;
+    // The fusion plan is checked once the values are verified (below).
+    let mut spec = ProgramSpecialization::new(
+        p,
+        traced_at.clone(),
+        guards,
+        values,
+        plans,
+        FusionPlan::default(),
+    )
+    .map_err(|e| art(e.to_string()))?;
     if let Some(g) = spec.first_failing_guard(&traced_at)? {
         return Err(art(format!(
             "guard {g} (`{}`) does not hold at the values it was traced at",
@@ -527,8 +554,40 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
         values: spec.values.clone(),
         plans: spec.plans.clone(),
     };
+    // The plan decided from the trace at the trace point (before the verifier consumes
+    // it), sizes compared under the stored guards: a cover's merged specialization was
+    // decided under its merged guards, which the verifier checks hold the values.
+    let decided = seed.as_ref().map_or_else(FusionPlan::default, |(_, t)| {
+        decide_fusion(p, &traced_at, &spec.guards, &t.values)
+    });
     verify_stored_seeded(&subject, &traced_at, &spec.guards, &stored, seed)?;
+    spec.fusion = load_fusion(p, &spec, s.fusion, decided)?;
     Ok(spec)
+}
+
+/// The fusion plan of a verified specialization: the stored one when it is exactly the
+/// plan decided from the trace at its trace point (`decided`), that plan when none is
+/// stored.
+fn load_fusion(
+    p: &Program,
+    spec: &ProgramSpecialization,
+    stored: Option<FusionPlan>,
+    decided: FusionPlan,
+) -> Result<FusionPlan> {
+    let Some(stored) = stored else {
+        return Ok(decided);
+    };
+    if let Ok(vs) = &spec.values {
+        let vs = fusion_values(p, &spec.traced_at, &spec.guards, vs);
+        check_fusion(p, &vs, &stored).map_err(|e| art(e.to_string()))?;
+    }
+    if stored != decided {
+        return Err(art(format!(
+            "the fusion plan ({stored}) is not the one decided from a trace at the values it \
+             was traced at ({decided})"
+        )));
+    }
+    Ok(stored)
 }
 
 fn load_values(p: &Program, raw: &[RawValue]) -> Result<Vec<Value<Expr>>> {

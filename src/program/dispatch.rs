@@ -18,7 +18,8 @@
 //! the same layouts (soundness), so concurrent use gives the results of serial use.
 
 use super::artifact::ProgramArtifact;
-use super::run::run_program_planned;
+use super::fuse::FusionPlan;
+use super::run::{run_program_with, RunOptions, RunStats};
 use super::spec::{InputStrides, Program};
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
 use super::trace::{concrete, StepPlans, Value};
@@ -142,17 +143,19 @@ impl ProgramDispatcher {
     /// when `out` has the specialization's structure): guards checked in order, the first
     /// admitting specialization instantiated; on a miss, a trace at `values` is added.
     pub fn dispatch_values(&self, values: &[i64], out: &mut Vec<Value<i64>>) -> Result<Dispatched> {
-        self.dispatch_parts(values, out, None)
+        self.dispatch_parts(values, out, None, None)
     }
 
     /// [`Self::dispatch_values`], also instantiating every step's kernel plan into `plans`
-    /// when given (one evaluation of the admitting specialization's program).
+    /// when given (one evaluation of the admitting specialization's program), and copying
+    /// the specialization's fusion plan into `fusion` when given.
     #[inline]
     fn dispatch_parts(
         &self,
         values: &[i64],
         out: &mut Vec<Value<i64>>,
         mut plans: Option<&mut StepPlans<i64>>,
+        fusion: Option<&mut FusionPlan>,
     ) -> Result<Dispatched> {
         {
             let cache = self.read();
@@ -162,6 +165,9 @@ impl ProgramDispatcher {
                         return Err(self.error_at(values));
                     }
                     s.instantiate_parts(values, out, plans.as_deref_mut())?;
+                    if let Some(f) = fusion {
+                        f.clone_from(&s.fusion);
+                    }
                     self.hits.fetch_add(1, Ordering::Relaxed);
                     return Ok(Dispatched {
                         specialization: k,
@@ -199,6 +205,9 @@ impl ProgramDispatcher {
             return Err(self.error_at(values));
         }
         cache[k].instantiate_parts(values, out, plans)?;
+        if let Some(f) = fusion {
+            f.clone_from(&cache[k].fusion);
+        }
         Ok(Dispatched {
             specialization: k,
             retraced: true,
@@ -223,28 +232,57 @@ impl ProgramDispatcher {
         }
     }
 
-    /// Executes the program on `inputs` (one tensor per input, in order): bind their
-    /// layouts, dispatch (every value's layout and every op's and reduction's kernel plan
-    /// from the specialization's one straight-line program; a re-trace on a miss), then run
-    /// every step through the vectorized kernels from its plan, without planning again
-    /// ([`run_program_planned`]: views alias their base, dead intermediate buffers are
-    /// reused). Returns the outputs in `program().outputs` order,
+    /// Executes the program on `inputs` (one tensor per input, in order), fused:
+    /// [`Self::run_with`] with `fuse` on. Returns the outputs in `program().outputs` order,
     /// and how the call was served.
     pub fn run(
         &self,
         inputs: Vec<AnyTensor>,
         cfg: &ExecConfig,
     ) -> Result<(Vec<AnyTensor>, Dispatched)> {
+        let r = self.run_with(inputs, cfg, true)?;
+        Ok((r.outputs, r.dispatched))
+    }
+
+    /// Executes the program on `inputs` (one tensor per input, in order): bind their
+    /// layouts, dispatch (every value's layout and every op's and reduction's kernel plan
+    /// from the specialization's one straight-line program; a re-trace on a miss), then run
+    /// ([`run_program_with`]): with `fuse`, the specialization's fused chains one pass each
+    /// (its [`FusionPlan`], decided at its trace), every other op and reduction from its
+    /// stored plan, without planning again; without, every step from its plan. Views alias
+    /// their base, dead intermediate buffers are reused.
+    pub fn run_with(
+        &self,
+        inputs: Vec<AnyTensor>,
+        cfg: &ExecConfig,
+        fuse: bool,
+    ) -> Result<ProgramRun> {
         let mut values = Vec::new();
         let mut plans = Vec::new();
-        let d = {
+        let mut fusion = FusionPlan::default();
+        let dispatched = {
             let layouts: Vec<(&[i64], &[i64])> =
                 inputs.iter().map(|t| (t.sizes(), t.strides())).collect();
             let symbols = self.bind(&layouts)?;
-            self.dispatch_parts(&symbols, &mut values, Some(&mut plans))?
+            self.dispatch_parts(
+                &symbols,
+                &mut values,
+                Some(&mut plans),
+                fuse.then_some(&mut fusion),
+            )?
         };
-        let (outs, _) = run_program_planned(&self.program, &values, &plans, inputs, cfg)?;
-        Ok((outs, d))
+        let options = RunOptions {
+            plans: Some(&plans),
+            fusion: fuse.then_some(&fusion),
+        };
+        let (outputs, stats) = run_program_with(&self.program, &values, inputs, &options, cfg)?;
+        Ok(ProgramRun {
+            outputs,
+            values,
+            dispatched,
+            fusion,
+            stats,
+        })
     }
 
     /// The counters.
@@ -270,6 +308,21 @@ impl ProgramDispatcher {
             coverage: self.coverage.clone(),
         }
     }
+}
+
+/// What [`ProgramDispatcher::run_with`] did.
+#[derive(Clone, Debug)]
+pub struct ProgramRun {
+    /// The outputs, in `program().outputs` order.
+    pub outputs: Vec<AnyTensor>,
+    /// Every value's layout at this call (inputs, then one per step).
+    pub values: Vec<Value<i64>>,
+    /// How the call was served (specialization, re-traced or not).
+    pub dispatched: Dispatched,
+    /// The chains that ran fused (the specialization's plan; empty without `fuse`).
+    pub fusion: FusionPlan,
+    /// What was allocated, reused and fused (`fused_steps`).
+    pub stats: RunStats,
 }
 
 /// Each input's `(sizes, strides)` at `values` (program symbol order), as a caller's

@@ -72,10 +72,9 @@ impl FusionPlan {
     /// One line per chain, steps numbered from 1 as in guard reasons: `steps 2-4 fused`
     /// (consecutive) or `steps 2, 4, 5 fused`.
     pub fn summary(&self) -> Vec<String> {
-        self.chains
-            .iter()
-            .map(|c| {
-                let s: Vec<usize> = c.steps.iter().map(|k| k + 1).collect();
+        self.step_numbers()
+            .into_iter()
+            .map(|s| {
                 let consecutive = s.windows(2).all(|w| w[1] == w[0] + 1);
                 if consecutive && s.len() > 1 {
                     format!("steps {}-{} fused", s[0], s[s.len() - 1])
@@ -84,6 +83,15 @@ impl FusionPlan {
                     format!("steps {} fused", list.join(", "))
                 }
             })
+            .collect()
+    }
+
+    /// Per chain, its member steps numbered from 1 (as in guard reasons and
+    /// [`Self::summary`]); what `symstride check` prints as `"fused"`.
+    pub fn step_numbers(&self) -> Vec<Vec<usize>> {
+        self.chains
+            .iter()
+            .map(|c| c.steps.iter().map(|k| k + 1).collect())
             .collect()
     }
 
@@ -656,6 +664,7 @@ mod tests {
             ],
         };
         assert_eq!(plan.summary(), vec!["steps 2-4 fused", "steps 5, 7 fused"]);
+        assert_eq!(plan.step_numbers(), vec![vec![2, 3, 4], vec![5, 7]]);
         assert_eq!(plan.to_string(), "steps 2-4 fused; steps 5, 7 fused");
         assert_eq!(FusionPlan::default().to_string(), "no fusion");
     }

@@ -21,7 +21,9 @@
 //! deleted guard, an edited layout expression or a dropped specialization is rejected with
 //! the specialization and the guard or value named. The [`ProgramDispatcher`] binds the
 //! symbols from the inputs' layouts (the single-op binder), runs the guards, instantiates
-//! every value, re-traces on a miss, and executes through the kernels ([`run_program`]).
+//! every value, re-traces on a miss, and executes through the kernels
+//! ([`ProgramDispatcher::run_with`]: the specialization's fused chains, every other step
+//! from its stored kernel plan, through the one executor [`run_program_with`]).
 //! A cached dispatch of the 8-step [`DEMO_PROGRAM_JSON`] (bind + guards + all values, no
 //! kernel) measured 0.10 µs minimum, 0.12-0.31 µs median (release build, this 2-core machine
 //! shared with other builds, load average about 10); a compile, 0.28 ms minimum, about
@@ -41,10 +43,19 @@
 //! # Fusion
 //!
 //! [`plan_fusion`] decides, from the program and its traced layouts, which elementwise
-//! chains run as one pass ([`FusionPlan`], serde-serializable for artifacts; printed as
-//! `steps 2-3 fused`); [`run_program_fused`] runs them (rules and evaluator in `fuse.rs`):
-//! an intermediate read by one later elementwise step of the same sizes and dtype is never
-//! materialized. Softmax fuses `sub, exp` (its `exp` has two readers), layer norm `add eps,
+//! chains run as one pass ([`FusionPlan`]; printed as `steps 2-3 fused`); the executor runs
+//! them when [`RunOptions::fusion`] is given (rules and evaluator in `fuse.rs`): an
+//! intermediate read by one later elementwise step of the same sizes and dtype is never
+//! materialized.
+//!
+//! The plan is decided at compile time: each [`ProgramSpecialization`] holds the plan of
+//! its symbolic trace (sizes compared as expressions, so it holds at every binding the
+//! guards admit; the property tests check it equals the plan decided on the concrete
+//! layouts there, and that the dispatcher's fused run equals its step-by-step run). The
+//! artifact stores it per specialization and the loader verifies it against the plan of
+//! the re-trace at the trace point (a file without it gets that plan); `symstride guards`
+//! and `check` show it, `symstride run` and Python's `Artifact.run` use it (`--no-fuse`,
+//! `run_with(..., fuse=False)`: step by step). Softmax fuses `sub, exp` (its `exp` has two readers), layer norm `add eps,
 //! sqrt`, the conv epilogue `add, relu`. Not done: evaluating a chain inside a reduction
 //! loop (layer norm's `mul(c, c)` feeding `mean` still materializes).
 //!
@@ -131,14 +142,14 @@ const HEADS: &str = r#"{"name": "heads_bias_sum",
 pub use artifact::{AnyArtifact, ProgramArtifact, ProgramCheck, PROGRAM_FORMAT_VERSION};
 pub use cover::{cover_program, program_cover_domain, program_uncovered_region, ProgramCover};
 pub use dispatch::{
-    compile_demo_program, input_layouts, ProgramDispatch, ProgramDispatcher, ProgramValues,
-    DEMO_PROGRAM_JSON,
+    compile_demo_program, input_layouts, ProgramDispatch, ProgramDispatcher, ProgramRun,
+    ProgramValues, DEMO_PROGRAM_JSON,
 };
 pub use exec::{execute, fill_value, Data, Executed};
 pub use fuse::{check_fusion, plan_fusion, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK};
 pub use run::{
     fill_inputs, run_program, run_program_fused, run_program_planned, run_program_stats,
-    tensor_values, RunStats,
+    run_program_with, tensor_values, RunOptions, RunStats,
 };
 pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use specialize::{specialize, ProgramSpecialization};

@@ -251,11 +251,49 @@ pub fn run_program_stats(
     run_inner(p, values, None, inputs, None, cfg)
 }
 
-/// [`run_program_stats`] with every op and reduction run from its kernel plan in `plans`
-/// (one per step, `None` for views and copies: a specialization's plans instantiated with
-/// [`super::ProgramSpecialization::instantiate_with_plans`]) instead of planning each step
-/// again. The plans are checked against the arguments' layouts and validated against the
-/// real storages by the kernels, as any plan.
+/// How [`run_program_with`] runs a program: the one executor's options (every other entry
+/// point is this with some of them set).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions<'a> {
+    /// Per step, the kernel plan of an op or a reduction (`None` for views and copies: a
+    /// specialization's plans instantiated with
+    /// [`super::ProgramSpecialization::instantiate_with_plans`]), run instead of planning
+    /// each step again. The plans are checked against the arguments' layouts and validated
+    /// against the real storages by the kernels, as any plan. `None`: every step is
+    /// planned at run time.
+    pub plans: Option<&'a [Option<StepPlan<i64>>]>,
+    /// The elementwise chains evaluated in one pass each (see `fuse.rs`); checked against
+    /// the program and the layouts first ([`check_fusion`]): a plan from an artifact is not
+    /// trusted. A fused chain's members run from the chain, not from their step plans.
+    /// `None`: step by step.
+    pub fusion: Option<&'a FusionPlan>,
+}
+
+/// Runs `p` (see the module docs) with `options`: stored step plans and/or fused chains.
+/// Returns the outputs in `p.outputs` order and what was allocated, reused and fused.
+pub fn run_program_with(
+    p: &Program,
+    values: &[Value<i64>],
+    inputs: Vec<AnyTensor>,
+    options: &RunOptions<'_>,
+    cfg: &ExecConfig,
+) -> Result<(Vec<AnyTensor>, RunStats)> {
+    if let Some(plans) = options.plans {
+        if plans.len() != p.steps.len() {
+            return Err(Error::invalid(format!(
+                "{} step plans for a program of {} steps",
+                plans.len(),
+                p.steps.len()
+            )));
+        }
+    }
+    if let Some(fusion) = options.fusion {
+        check_fusion(p, values, fusion)?;
+    }
+    run_inner(p, values, options.plans, inputs, options.fusion, cfg)
+}
+
+/// [`run_program_with`] with every op and reduction run from its kernel plan in `plans`.
 pub fn run_program_planned(
     p: &Program,
     values: &[Value<i64>],
@@ -263,19 +301,15 @@ pub fn run_program_planned(
     inputs: Vec<AnyTensor>,
     cfg: &ExecConfig,
 ) -> Result<(Vec<AnyTensor>, RunStats)> {
-    if plans.len() != p.steps.len() {
-        return Err(Error::invalid(format!(
-            "{} step plans for a program of {} steps",
-            plans.len(),
-            p.steps.len()
-        )));
-    }
-    run_inner(p, values, Some(plans), inputs, None, cfg)
+    let options = RunOptions {
+        plans: Some(plans),
+        fusion: None,
+    };
+    run_program_with(p, values, inputs, &options, cfg)
 }
 
-/// [`run_program_stats`] with the elementwise chains of `fusion` each evaluated in one pass
-/// (see `fuse.rs`). The plan is checked against the program and the layouts first
-/// ([`check_fusion`]): a plan from an artifact is not trusted.
+/// [`run_program_with`] with the elementwise chains of `fusion` each evaluated in one pass
+/// (the other steps planned at run time).
 pub fn run_program_fused(
     p: &Program,
     values: &[Value<i64>],
@@ -283,8 +317,11 @@ pub fn run_program_fused(
     fusion: &FusionPlan,
     cfg: &ExecConfig,
 ) -> Result<(Vec<AnyTensor>, RunStats)> {
-    check_fusion(p, values, fusion)?;
-    run_inner(p, values, None, inputs, Some(fusion), cfg)
+    let options = RunOptions {
+        plans: None,
+        fusion: Some(fusion),
+    };
+    run_program_with(p, values, inputs, &options, cfg)
 }
 
 fn run_inner(

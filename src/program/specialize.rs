@@ -16,14 +16,23 @@
 //! The guards are compiled as the single-op pipeline compiles them
 //! ([`GuardSet::compile`]): range checks for single-symbol guards, flat programs otherwise.
 //!
+//! The specialization also holds its [`FusionPlan`]: which elementwise chains run as one
+//! pass, decided once by [`plan_fusion`] over the trace's symbolic values and checked with
+//! [`check_fusion`] whatever its origin (an artifact's stored plan included). Both compare
+//! sizes as expressions; they are given the values with every size replaced by the first
+//! size that equals it at every binding the guards admit ([`fusion_values`]): a trace can
+//! write one size two ways (`c` and `1` under `1 <= c <= 1`), and the plan must be the one
+//! the rules decide on the concrete layouts at each admitted binding, not a smaller one.
+//!
 //! An *error specialization* is a trace that stopped at a step: its guards are the
 //! conditions taken on the way to the failure, so every binding they admit fails the same
 //! way, and [`ProgramSpecialization::instantiate_into`] answers that error.
 
+use super::fuse::{check_fusion, plan_fusion, FusionPlan};
 use super::spec::Program;
 use super::stepplan::StepPlan;
 use super::trace::{trace, ProgramTrace, StepPlans, Value};
-use crate::aot::ExprProgram;
+use crate::aot::{equal_under, ExprProgram};
 use crate::sym::{Bindings, CompiledGuards, Expr, Guard, GuardSet};
 use crate::{Error, Result};
 
@@ -46,6 +55,9 @@ pub struct ProgramSpecialization {
     /// and copies; empty for an error specialization). Compiled, after the values, into the
     /// straight-line program a run evaluates (`planned`).
     pub plans: StepPlans<Expr>,
+    /// The elementwise chains a run evaluates in one pass each, decided at the trace
+    /// ([`plan_fusion`] over `values`; empty for an error specialization).
+    pub fusion: FusionPlan,
     symbols: Vec<String>,
     compiled: CompiledGuards,
     /// All values' integers, flattened (see [`flatten`]); `None` for an error
@@ -67,6 +79,7 @@ impl PartialEq for ProgramSpecialization {
             && self.guards == other.guards
             && self.values == other.values
             && self.plans == other.plans
+            && self.fusion == other.fusion
     }
 }
 
@@ -95,6 +108,53 @@ fn skeleton(values: &[Value<Expr>]) -> Vec<Value<i64>> {
             storage_numel: 0,
         })
         .collect()
+}
+
+/// `values` as fusion compares them: each size replaced by the first size (in value order)
+/// equal to it at every binding `guards` admit (equal at `traced_at`, which they admit, and
+/// proved equal under the guards), so that structural equality of sizes is equality under
+/// the guards.
+pub(crate) fn fusion_values(
+    p: &Program,
+    traced_at: &[i64],
+    guards: &[Guard],
+    values: &[Value<Expr>],
+) -> Vec<Value<Expr>> {
+    let b = bindings_of(&p.symbols, traced_at);
+    // Distinct sizes so far, with their value at the trace point.
+    let mut reps: Vec<(Expr, Option<i64>)> = Vec::new();
+    let mut out = values.to_vec();
+    for v in &mut out {
+        for e in &mut v.sizes {
+            if let Some((r, _)) = reps.iter().find(|(r, _)| r == e) {
+                *e = r.clone();
+                continue;
+            }
+            let at = e.eval(&b).ok();
+            let same = reps.iter().find(|(r, ra)| {
+                at.is_some() && *ra == at && equal_under(&p.symbols, guards, [(r, &*e)])
+            });
+            match same {
+                Some((r, _)) => *e = r.clone(),
+                None => reps.push((e.clone(), at)),
+            }
+        }
+    }
+    out
+}
+
+/// The fusion plan of a trace's values (empty for an error): [`plan_fusion`] over
+/// [`fusion_values`].
+pub(crate) fn decide_fusion(
+    p: &Program,
+    traced_at: &[i64],
+    guards: &[Guard],
+    values: &std::result::Result<Vec<Value<Expr>>, Error>,
+) -> FusionPlan {
+    match values {
+        Ok(vs) => plan_fusion(p, &fusion_values(p, traced_at, guards, vs)),
+        Err(_) => FusionPlan::default(),
+    }
 }
 
 /// Bindings of `symbols` to `values` (same order).
@@ -127,18 +187,22 @@ impl ProgramSpecialization {
         traced_at: Vec<i64>,
         t: ProgramTrace,
     ) -> Result<ProgramSpecialization> {
-        ProgramSpecialization::new(p, traced_at, t.guards.guards, t.values, t.plans)
+        let fusion = decide_fusion(p, &traced_at, &t.guards.guards, &t.values);
+        ProgramSpecialization::new(p, traced_at, t.guards.guards, t.values, t.plans, fusion)
     }
 
     /// Assembles and compiles a specialization: guards and values must mention only the
     /// program's symbols, and the values must have the program's structure (one per input
-    /// and step, each with as many strides as sizes), the plans one per step.
+    /// and step, each with as many strides as sizes), the plans one per step, and the
+    /// fusion plan a valid fusion of the values ([`check_fusion`]; empty for an error
+    /// specialization).
     pub fn new(
         p: &Program,
         traced_at: Vec<i64>,
         guards: Vec<Guard>,
         values: std::result::Result<Vec<Value<Expr>>, Error>,
         plans: StepPlans<Expr>,
+        fusion: FusionPlan,
     ) -> Result<ProgramSpecialization> {
         if traced_at.len() != p.symbols.len() {
             return Err(Error::invalid(format!(
@@ -191,6 +255,7 @@ impl ProgramSpecialization {
                         )));
                     }
                 }
+                check_fusion(p, &fusion_values(p, &traced_at, &guards, vs), &fusion)?;
                 let exprs = flatten(vs);
                 let mut planned = exprs.clone();
                 for sp in plans.iter().flatten() {
@@ -211,7 +276,14 @@ impl ProgramSpecialization {
                     plan_skel,
                 )
             }
-            Err(_) => (None, None, Vec::new(), Vec::new()),
+            Err(_) => {
+                if !fusion.chains.is_empty() {
+                    return Err(Error::invalid(format!(
+                        "an error specialization with a fusion plan ({fusion})"
+                    )));
+                }
+                (None, None, Vec::new(), Vec::new())
+            }
         };
         let plans = if program.is_some() { plans } else { Vec::new() };
         Ok(ProgramSpecialization {
@@ -221,6 +293,7 @@ impl ProgramSpecialization {
             symbols: p.symbols.clone(),
             compiled,
             plans,
+            fusion,
             program,
             planned,
             skeleton: skel,
