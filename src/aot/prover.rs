@@ -602,9 +602,8 @@ fn zero_split_atoms(
         let mut ids = Vec::with_capacity(syms.len());
         for s in syms {
             let z = BoolExpr::eq(&Expr::symbol(s.as_str()), &Expr::constant(0));
-            match compile(&z, atoms, index) {
-                Node::Lit(j, _) => ids.push(j),
-                _ => {}
+            if let Node::Lit(j, _) = compile(&z, atoms, index) {
+                ids.push(j);
             }
         }
         out.push(ids);
@@ -982,5 +981,25 @@ fn merge_terms(terms: &mut Vec<Vec<BoolExpr>>, mins: &[(Symbol, i64)], common: &
         if !changed {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lits(v: &[&str]) -> Vec<BoolExpr> {
+        v.iter().map(|s| BoolExpr::parse(s).unwrap()).collect()
+    }
+
+    #[test]
+    fn order_cycles_are_refuted_and_consistent_orders_are_not() {
+        assert!(order_cycle(&lits(&["u < s", "s <= t", "t <= u"])));
+        assert!(order_cycle(&lits(&["a == b + 2", "b >= a"])));
+        assert!(order_cycle(&lits(&["s <= 2", "t >= 3", "t <= s"])));
+        assert!(order_cycle(&lits(&["s <= t - 1", "t <= 0"])));
+        assert!(!order_cycle(&lits(&["u < s", "s <= t", "u <= t"])));
+        assert!(!order_cycle(&lits(&["a == b + 2", "b >= 1", "a*b == 6"])));
+        assert!(!order_cycle(&lits(&["s != t", "t != s"])));
     }
 }
