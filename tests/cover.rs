@@ -195,6 +195,51 @@ fn every_public_spec_is_covered_completely_and_fast() {
     }
 }
 
+/// The `cover_10_symbols` bench spec with size 0 in the domain: every zero pattern (1023 of
+/// them) is answered by few specializations, the cover is complete, and every answer equals
+/// a fresh concrete build (bindings with many zeros, ones and larger sizes).
+#[test]
+fn ten_symbols_cover_with_zero_sizes() {
+    let spec = Spec::from_json(symstride::aot::COVER_10_SYMBOLS_SPEC_JSON).unwrap();
+    let a = cover(&spec);
+    let c = a.coverage.as_ref().unwrap();
+    assert!(c.complete, "{:?}", c.uncovered);
+    assert!(a.specializations.len() <= 64, "{}", a.specializations.len());
+    let back = Artifact::from_json(&a.to_json()).unwrap();
+    let mut rng = 11u64;
+    for _ in 0..600 {
+        let v: Vec<i64> = (0..10)
+            .map(|_| {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1);
+                [0, 0, 1, 2, 3, 5][((rng >> 33) % 6) as usize]
+            })
+            .collect();
+        check_binding(&back, &v).unwrap();
+    }
+}
+
+/// Same-shape inputs laid out by other memory formats (channels-last, mixed with
+/// contiguous): size 0 in the domain, complete, at most 64 specializations, answers equal
+/// to fresh concrete builds on a grid with zeros.
+#[test]
+fn same_shape_format_specs_cover_zero_sizes() {
+    for json in [
+        r#"{"op":"add","inputs":[{"sizes":["a","b","c","d"],"layout":"channels_last"},{"sizes":["a","b","c","d"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5}}"#,
+        r#"{"op":"add","inputs":[{"sizes":["a","b","c","d"],"layout":"channels_last"},{"sizes":["a","b","c","d"],"layout":"channels_last"}],"hints":{"a":2,"b":3,"c":4,"d":5}}"#,
+    ] {
+        let spec = Spec::from_json(json).unwrap();
+        let a = cover(&spec);
+        let c = a.coverage.as_ref().unwrap();
+        println!("{json}: {} specializations", a.specializations.len());
+        assert!(c.complete, "{json}: {:?}", c.uncovered);
+        assert!(a.specializations.len() <= 64, "{json}");
+        let back = Artifact::from_json(&a.to_json()).unwrap();
+        for v in grid(4, &[0, 1, 2, 3]) {
+            check_binding(&back, &v).unwrap();
+        }
+    }
+}
+
 /// The `cover_10_symbols` bench spec: on the positive domain it is one specialization.
 #[test]
 fn ten_symbols_cover_positive_domain() {

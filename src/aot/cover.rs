@@ -33,6 +33,12 @@
 //! The domain: every symbol `>= 0` (sizes, and stride symbols: specs have no negative
 //! strides), every stride expression `>= 0`; with `cover_zero` off, sizes `>= 1`.
 //!
+//! Two rules keep the split decisive. An atom over a product of symbols or a `Max`
+//! (`b*c == b`, `Max(d, 1) <= b`) is split first on its symbols' zero-ness: with every
+//! symbol either 0 (substituted) or `>= 1` (positive factors cancel, `Max(d, 1)` is `d`)
+//! intervals decide it. And a region whose ordering literals form a negative cycle
+//! (`u < s`, `s <= t`, `t <= u`) is empty (`prover::order_cycle`), not a region to search.
+//!
 //! # Fewer specializations
 //!
 //! A new trace whose plan an existing specialization already computes (same structure,

@@ -55,7 +55,11 @@
 //!   traced at a positive value as `>= 1` (see [`symbol_min`]) and adds that range as an
 //!   explicit guard (`c >= 1`, reason `symbol range: ...`), so it is checked at dispatch
 //!   like every other guard. A symbol traced at 0 is declared `>= 0`, which binding
-//!   enforces for every size.
+//!   enforces for every size. At a point where some size is 0 and every input has the same
+//!   sizes and a memory format's strides, *every* size symbol is declared `>= 0` (not
+//!   specialized): PyTorch answers all zero patterns of such inputs by one rule (format
+//!   strides written with `Max(s, 1)`), so one trace covers the `2^k - 1` zero patterns
+//!   that specializing each zero would split into separate plans.
 //! * The build's *validation* (non-negative sizes and strides, no i64 overflow) runs on the
 //!   hints and records nothing. Dispatch binds only from validated tensors, evaluation of
 //!   every plan expression is exact and reports overflow instead of wrapping, and the
@@ -147,15 +151,14 @@ pub fn compile_seed_spec() -> Result<Artifact> {
 }
 
 /// Benchmark scenario `cover_10_symbols`: `--cover` of [`COVER_10_SYMBOLS_SPEC_JSON`] over
-/// bindings whose sizes are all `>= 1` (`cover_zero` off: with size 0 in the domain, every
-/// pattern of zero sizes is its own plan and this spec exceeds the specialization cap).
+/// every binding, size 0 included (one trace over sizes `>= 0` answers every zero pattern of
+/// same-shape, format-laid-out inputs; see [`trace`]).
 pub fn compile_cover_10_symbols() -> Result<Artifact> {
     let spec = Spec::from_json(COVER_10_SYMBOLS_SPEC_JSON)?;
     Artifact::compile(
         &spec,
         &CompileOptions {
             cover: true,
-            cover_zero: false,
             ..CompileOptions::default()
         },
     )

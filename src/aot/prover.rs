@@ -236,6 +236,9 @@ const SPLIT_BUDGET: usize = 200_000;
 struct Prover {
     symbols: Vec<Symbol>,
     atoms: Vec<BoolExpr>,
+    /// Per atom: the atoms `s == 0` of the symbols whose zero-ness it depends on beyond
+    /// intervals (symbols in a product or inside `Max`/`Min`), see [`zero_sensitive`].
+    zero_split: Vec<Vec<usize>>,
     sets: Vec<Node>,
     facts: Facts,
     nodes: usize,
@@ -261,6 +264,7 @@ impl Prover {
             })
             .collect();
         sets.extend(given_up.iter().map(|r| compile(r, &mut atoms, &mut index)));
+        let zero_split = zero_split_atoms(&mut atoms, &mut index);
         let mins: Vec<(Symbol, i64)> = symbols.iter().map(|n| (Symbol::new(n), 0)).collect();
         let mut facts = Facts::new(&mins);
         for d in domain {
@@ -269,6 +273,7 @@ impl Prover {
         Prover {
             symbols: mins.into_iter().map(|(s, _)| s).collect(),
             atoms,
+            zero_split,
             sets,
             facts,
             nodes: 0,
@@ -358,17 +363,19 @@ impl Prover {
         self.refutes_one(&rewritten)
     }
 
-    /// True when one literal is decided false under the others.
+    /// True when one literal is decided false under the others, or the difference
+    /// constraints among them contradict each other ([`order_cycle`]).
     fn refutes_one(&self, lits: &[BoolExpr]) -> bool {
-        (0..lits.len()).any(|i| {
-            let others: Vec<&BoolExpr> = lits
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, l)| l)
-                .collect();
-            self.facts_for(&others).decide(&lits[i]) == Some(false)
-        })
+        order_cycle(lits)
+            || (0..lits.len()).any(|i| {
+                let others: Vec<&BoolExpr> = lits
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, l)| l)
+                    .collect();
+                self.facts_for(&others).decide(&lits[i]) == Some(false)
+            })
     }
 
     /// The domain's facts plus `lits`, equalities first (so that their substitutions
@@ -396,11 +403,19 @@ impl Prover {
         if self.nodes > SPLIT_BUDGET {
             return Found::Budget(self.literals(assign));
         }
-        // Propagation: atoms the facts decide.
+        // Propagation: atoms the facts decide (a product once its positive factors are
+        // cancelled: `b*c*d == b` is `c*d == 1` where `b >= 1`).
         let mut set_here = Vec::new();
         for (i, (slot, atom)) in assign.iter_mut().zip(&self.atoms).enumerate() {
             if slot.is_none() {
-                if let Some(v) = facts.decide(atom) {
+                let v = facts.decide(atom).or_else(|| {
+                    if self.zero_split[i].is_empty() {
+                        return None;
+                    }
+                    let n = facts.normalize(atom);
+                    n.as_const().or_else(|| facts.decide(&n))
+                });
+                if let Some(v) = v {
                     *slot = Some(v);
                     set_here.push(i);
                 }
@@ -435,6 +450,14 @@ impl Prover {
             }
         } else {
             let i = pick.expect("an undecided formula has an unassigned atom");
+            // Split an atom over products or `Max` on its symbols' zero-ness first: then
+            // every symbol is 0 (substituted) or >= 1 (positive factors cancel, `Max(s, 1)`
+            // is `s`), where the decision procedure is strong.
+            let i = self.zero_split[i]
+                .iter()
+                .copied()
+                .find(|&z| assign[z].is_none())
+                .unwrap_or(i);
             let mut result = Found::Covered;
             for v in [true, false] {
                 let lit = if v {
@@ -471,6 +494,82 @@ impl Prover {
     }
 }
 
+/// True when the difference constraints among `lits` (`x - y <= k`, `x == y + k`, bounds
+/// `x <= k` and `x >= k`; every symbol `>= 0`) have no common solution: a negative cycle in
+/// their constraint graph (Bellman-Ford over the symbols plus a zero node). Orderings of
+/// free strides (`u < s`, `s <= t`, `t <= u`) contradict each other this way, which no
+/// single literal's interval shows.
+pub(crate) fn order_cycle(lits: &[BoolExpr]) -> bool {
+    // Edges `to - from <= w`, nodes: 0 is the constant zero, then the symbols.
+    let mut nodes: Vec<Symbol> = Vec::new();
+    let mut edges: Vec<(usize, usize, i128)> = Vec::new();
+    let node = |s: &Symbol, nodes: &mut Vec<Symbol>| match nodes.iter().position(|n| n == s) {
+        Some(i) => i + 1,
+        None => {
+            nodes.push(s.clone());
+            nodes.len()
+        }
+    };
+    for l in lits {
+        let Some((rel, p)) = l.as_cmp() else {
+            continue;
+        };
+        if rel == Rel::Ne {
+            continue;
+        }
+        let Some(terms) = p.polynomial_terms() else {
+            continue;
+        };
+        // p = c_x*x + c_y*y + k with unit coefficients of opposite signs (or one symbol).
+        let mut k: i128 = 0;
+        let mut pos = None;
+        let mut neg = None;
+        let mut linear = true;
+        for (c, fs) in &terms {
+            match (fs.as_slice(), *c) {
+                ([], c) => k = c as i128,
+                ([(s, 1)], 1) if pos.is_none() => pos = Some(node(s, &mut nodes)),
+                ([(s, 1)], -1) if neg.is_none() => neg = Some(node(s, &mut nodes)),
+                _ => linear = false,
+            }
+        }
+        if !linear {
+            continue;
+        }
+        // pos - neg + k <= 0  <=>  pos - neg <= -k: an edge neg -> pos of weight -k.
+        let (x, y) = (pos.unwrap_or(0), neg.unwrap_or(0));
+        if x == y {
+            continue;
+        }
+        edges.push((y, x, -k));
+        if rel == Rel::Eq {
+            edges.push((x, y, k));
+        }
+    }
+    if edges.is_empty() {
+        return false;
+    }
+    // Every symbol >= 0: `0 - x <= 0`.
+    for i in 1..=nodes.len() {
+        edges.push((i, 0, 0));
+    }
+    let n = nodes.len() + 1;
+    let mut dist = vec![0i128; n];
+    for _ in 0..n {
+        let mut changed = false;
+        for &(from, to, w) in &edges {
+            if dist[from] + w < dist[to] {
+                dist[to] = dist[from] + w;
+                changed = true;
+            }
+        }
+        if !changed {
+            return false;
+        }
+    }
+    true
+}
+
 /// Facts a literal implies on non-negative integers that intervals do not see: a product
 /// of symbols equal to 1 makes every factor 1 (`b*s == 1` gives `b == 1`, `s == 1`).
 fn consequences(lit: &BoolExpr) -> Vec<BoolExpr> {
@@ -486,6 +585,54 @@ fn consequences(lit: &BoolExpr) -> Vec<BoolExpr> {
             .map(|(s, _)| BoolExpr::eq(&Expr::symbol(s.as_str()), &Expr::constant(1)))
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// For each atom, the atoms `s == 0` (registered here) of its zero-sensitive symbols: those
+/// inside a product of symbols or a `Max`/`Min`/`FloorDiv`/`Mod`, where whether `s` is 0
+/// changes what the atom says beyond what intervals see (`b*c == b` is `b == 0 || c == 1`).
+fn zero_split_atoms(
+    atoms: &mut Vec<BoolExpr>,
+    index: &mut HashMap<BoolExpr, (usize, bool)>,
+) -> Vec<Vec<usize>> {
+    let n = atoms.len();
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let syms = zero_sensitive(&atoms[i]);
+        let mut ids = Vec::with_capacity(syms.len());
+        for s in syms {
+            let z = BoolExpr::eq(&Expr::symbol(s.as_str()), &Expr::constant(0));
+            if let Node::Lit(j, _) = compile(&z, atoms, index) {
+                ids.push(j);
+            }
+        }
+        out.push(ids);
+    }
+    out.resize(atoms.len(), Vec::new());
+    out
+}
+
+/// The symbols of a comparison that occur in a product of symbols or under a
+/// non-polynomial function (see [`zero_split_atoms`]).
+fn zero_sensitive(atom: &BoolExpr) -> Vec<Symbol> {
+    let Some((_, p)) = atom.as_cmp() else {
+        return Vec::new();
+    };
+    match p.polynomial_terms() {
+        Some(terms) => {
+            let mut out: Vec<Symbol> = Vec::new();
+            for (_, fs) in terms {
+                if fs.len() > 1 || fs.iter().any(|(_, e)| *e > 1) {
+                    for (s, _) in fs {
+                        if !out.contains(&s) {
+                            out.push(s);
+                        }
+                    }
+                }
+            }
+            out
+        }
+        None => p.symbols(),
     }
 }
 
@@ -528,45 +675,53 @@ pub(crate) fn find_witness<T: CoverTarget>(
 ) -> Option<Vec<i64>> {
     let symbols = target.symbols();
     let k = symbols.len();
-    let index = |s: &Symbol| symbols.iter().position(|n| n == s.as_str());
-    // Each condition is checked as soon as its last symbol has a value.
+    let syms: Vec<Symbol> = symbols.iter().map(|n| Symbol::new(n)).collect();
+    // Symbols the facts eliminate by an equality (`u` for `u == b*t`) get values last, from
+    // the others: the search then meets `u = b*t` as its first candidate.
+    let mut order: Vec<usize> = (0..k).collect();
+    order.sort_by_key(|&i| facts.substitution(&syms[i]).is_some());
+    let step = |s: &Symbol| order.iter().position(|&i| symbols[i] == s.as_str());
+    // Each condition is checked as soon as its last symbol (in search order) has a value.
     let mut checks: Vec<Vec<&BoolExpr>> = vec![Vec::new(); k.max(1)];
     for c in lits.iter().chain(domain) {
-        let last = c.symbols().iter().filter_map(index).max().unwrap_or(0);
+        let last = c.symbols().iter().filter_map(step).max().unwrap_or(0);
         checks[last].push(c);
     }
-    let syms: Vec<Symbol> = symbols.iter().map(|n| Symbol::new(n)).collect();
     let mut values = vec![0i64; k];
     let mut budget = WITNESS_BUDGET;
+    struct Search<'s, T> {
+        target: &'s T,
+        syms: &'s [Symbol],
+        order: &'s [usize],
+        checks: &'s [Vec<&'s BoolExpr>],
+        facts: &'s Facts,
+    }
     fn rec<T: CoverTarget>(
-        i: usize,
-        target: &T,
-        syms: &[Symbol],
-        checks: &[Vec<&BoolExpr>],
-        facts: &Facts,
+        n: usize,
+        s: &Search<'_, T>,
         values: &mut Vec<i64>,
         budget: &mut usize,
     ) -> bool {
-        let k = values.len();
-        if i == k {
-            return target.realizable(values);
+        if n == values.len() {
+            return s.target.realizable(values);
         }
+        let i = s.order[n];
         let b = Bindings::from_pairs(
-            target.symbols()[..i]
+            s.order[..n]
                 .iter()
-                .map(String::as_str)
-                .zip(values[..i].iter().copied()),
+                .map(|&j| (s.target.symbols()[j].as_str(), values[j])),
         );
-        for v in candidates(i, target.hints(), syms, facts, values, &b) {
+        let done: Vec<i64> = s.order[..n].iter().map(|&j| values[j]).collect();
+        for v in candidates(i, s.target.hints(), s.syms, s.facts, &done, &b) {
             if *budget == 0 {
                 return false;
             }
             *budget -= 1;
             values[i] = v;
             let mut b2 = b.clone();
-            b2.insert(target.symbols()[i].as_str(), v);
-            if checks[i].iter().all(|c| c.eval(&b2).unwrap_or(false))
-                && rec(i + 1, target, syms, checks, facts, values, budget)
+            b2.insert(s.target.symbols()[i].as_str(), v);
+            if s.checks[n].iter().all(|c| c.eval(&b2).unwrap_or(false))
+                && rec(n + 1, s, values, budget)
             {
                 return true;
             }
@@ -579,10 +734,18 @@ pub(crate) fn find_witness<T: CoverTarget>(
             .all(|c| c.eval(&Bindings::new()).unwrap_or(false));
         return (ok && target.realizable(&[])).then(Vec::new);
     }
-    rec(0, target, &syms, &checks, facts, &mut values, &mut budget).then_some(values)
+    let search = Search {
+        target,
+        syms: &syms,
+        order: &order,
+        checks: &checks,
+        facts,
+    };
+    rec(0, &search, &mut values, &mut budget).then_some(values)
 }
 
-/// Candidate values of symbol `i` given the values of the symbols before it.
+/// Candidate values of symbol `i` given the values of the symbols assigned before it
+/// (`values`, also as `assigned`).
 fn candidates(
     i: usize,
     hints: &[i64],
@@ -616,7 +779,7 @@ fn candidates(
     for d in 0..4 {
         push(lo.saturating_add(d));
     }
-    for &v in &values[..i] {
+    for &v in values {
         push(v);
         push(v.saturating_add(1));
         push(v.saturating_sub(1));
@@ -818,5 +981,25 @@ fn merge_terms(terms: &mut Vec<Vec<BoolExpr>>, mins: &[(Symbol, i64)], common: &
         if !changed {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lits(v: &[&str]) -> Vec<BoolExpr> {
+        v.iter().map(|s| BoolExpr::parse(s).unwrap()).collect()
+    }
+
+    #[test]
+    fn order_cycles_are_refuted_and_consistent_orders_are_not() {
+        assert!(order_cycle(&lits(&["u < s", "s <= t", "t <= u"])));
+        assert!(order_cycle(&lits(&["a == b + 2", "b >= a"])));
+        assert!(order_cycle(&lits(&["s <= 2", "t >= 3", "t <= s"])));
+        assert!(order_cycle(&lits(&["s <= t - 1", "t <= 0"])));
+        assert!(!order_cycle(&lits(&["u < s", "s <= t", "u <= t"])));
+        assert!(!order_cycle(&lits(&["a == b + 2", "b >= 1", "a*b == 6"])));
+        assert!(!order_cycle(&lits(&["s != t", "t != s"])));
     }
 }

@@ -101,22 +101,29 @@ fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(Vec<Guard>, Result<Plan<Expr>
     let env = ShapeEnv::default();
     let mut syms = Vec::with_capacity(at.len());
     let mut guards = Vec::new();
+    let empty = is_empty_point(spec, at);
+    let mut mins = Vec::with_capacity(at.len());
     for (i, (name, &v)) in spec.symbols.iter().zip(at).enumerate() {
         if v < 0 {
             return Err(Error::symbol(format!(
                 "symbol `{name}` = {v}: sizes are non-negative"
             )));
         }
-        let min = symbol_min(v);
+        let free_size = empty && spec.is_size_symbol(i);
+        let min = if free_size { 0 } else { symbol_min(v) };
+        mins.push(min);
         syms.push(env.create_symbol(
             name,
             v,
             SymbolSpec {
                 min,
-                max: (v == 0).then_some(0),
+                max: (v == 0 && !free_size).then_some(0),
                 ..SymbolSpec::default()
             },
         )?);
+        if free_size {
+            continue;
+        }
         guards.push(Guard {
             cond: if v == 0 {
                 BoolExpr::eq(&Expr::symbol(name), &Expr::constant(0))
@@ -126,11 +133,12 @@ fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(Vec<Guard>, Result<Plan<Expr>
             reason: range_reason(name, spec.is_size_symbol(i), v == 0),
         });
     }
-    // A symbol traced at 0 enters the build as the constant 0 (its guard `s == 0` says
-    // so), as PyTorch specializes size 0: no decision and no expression depends on it.
+    // A stride symbol traced at 0 enters the build as the constant 0 (its guard `s == 0`
+    // says so): no decision and no expression depends on it. Size symbols at an empty
+    // point stay symbols over `>= 0` (see [`is_empty_point`]).
     let zero = |s: &crate::sym::Symbol| {
         spec.symbol_index(s.as_str())
-            .filter(|&i| at[i] == 0)
+            .filter(|&i| at[i] == 0 && !(empty && spec.is_size_symbol(i)))
             .map(|_| Expr::constant(0))
     };
     let lift = |e: &Expr| -> Result<SymInt> { Ok(SymInt::from_expr(e.substitute(&zero), &env)) };
@@ -138,14 +146,13 @@ fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(Vec<Guard>, Result<Plan<Expr>
         spec,
         |i, d| match &spec.inputs[i].sizes[d] {
             super::spec::SizeSpec::Const(k) => SymInt::constant(*k),
-            super::spec::SizeSpec::Sym(j) if at[*j] == 0 => SymInt::constant(0),
+            super::spec::SizeSpec::Sym(j) if at[*j] == 0 && !empty => SymInt::constant(0),
             super::spec::SizeSpec::Sym(j) => syms[*j].clone(),
         },
         &lift,
     );
     let n_range = guards.len();
     guards.extend(env.guards());
-    let mins: Vec<i64> = at.iter().map(|&v| symbol_min(v)).collect();
     let guards = super::guards::simplify_guards(&spec.symbols, &mins, guards, n_range);
     match built {
         Ok(plan) => Ok((
@@ -154,6 +161,29 @@ fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(Vec<Guard>, Result<Plan<Expr>
         )),
         Err(e) => Ok((guards, Err(e))),
     }
+}
+
+/// True when the trace at `at` keeps every size symbol a symbol over `>= 0` instead of
+/// specializing the zeros: some size symbol is 0 there, every input has the same sizes and
+/// strides given by a memory format.
+///
+/// Why: PyTorch's answer for such inputs is one rule over every zero pattern (the fast
+/// setup's output strides are the format's strides, written with `Max(s, 1)`), so one trace
+/// answers all `2^k - 1` zero patterns of `k` size symbols where specializing each zero
+/// gives one plan per pattern (a 10-symbol spec needs 1023). Where shapes broadcast, the
+/// zero patterns change the permutation and the trace over `>= 0` would record guards over
+/// `Max` and products the cover's case split proves slowly; there each zero pattern is
+/// still its own class.
+fn is_empty_point(spec: &Spec, at: &[i64]) -> bool {
+    let same_shape = spec.inputs.iter().all(|inp| {
+        inp.sizes == spec.inputs[0].sizes
+            && matches!(inp.strides, super::spec::StrideSpec::Layout(_))
+    });
+    same_shape
+        && at
+            .iter()
+            .enumerate()
+            .any(|(i, &v)| v == 0 && spec.is_size_symbol(i))
 }
 
 /// The concrete (eager) plan of `spec` at symbol values `values`: what a fresh `i64`

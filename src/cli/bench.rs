@@ -259,7 +259,7 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
         let a = symstride::aot::compile_cover_10_symbols()?;
         let c = a.coverage.as_ref().is_some_and(|c| c.complete);
         eprintln!(
-            "cover_10_symbols: {} specialization{}, complete: {c} (domain: sizes >= 1)",
+            "cover_10_symbols: {} specialization{}, complete: {c} (domain: sizes >= 0)",
             a.specializations.len(),
             if a.specializations.len() == 1 {
                 ""
