@@ -104,6 +104,7 @@
 //! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
 
 mod artifact;
+mod blocks;
 mod cover;
 mod dispatch;
 mod exec;
@@ -135,7 +136,7 @@ pub use dispatch::{
     DEMO_PROGRAM_JSON,
 };
 pub use exec::{execute, fill_value, Data, Executed};
-pub use fuse::{check_fusion, plan_fusion, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK};
+pub use fuse::{check_fusion, plan_fusion, ChainKind, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK};
 pub use run::{
     fill_inputs, run_program, run_program_fused, run_program_planned, run_program_stats,
     tensor_values, RunStats,
