@@ -134,5 +134,5 @@ pub use ops::{
     where_, Abs, Add, Addcmul, Div, Exp, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt, Sub,
     Tanh, Where,
 };
-pub(crate) use reduce::{fold_run, Cascade};
 pub use reduce::{execute_reduction, reduce, ReduceArgs, BLOCK, LANES, LEAF, ROW_LEAF};
+pub(crate) use reduce::{fold_run, Cascade};

@@ -81,9 +81,7 @@ pub(crate) fn run_chain(
     match dtype {
         crate::DType::F32 => run_typed::<f32>(c, leaves, sink, sizes, cfg),
         crate::DType::F64 => run_typed::<f64>(c, leaves, sink, sizes, cfg),
-        other => Err(Error::invalid(format!(
-            "internal: fused chain of {other}"
-        ))),
+        other => Err(Error::invalid(format!("internal: fused chain of {other}"))),
     }
 }
 
@@ -170,10 +168,9 @@ impl Walk {
     /// Elements per block: [`BLOCK`], or its largest multiple of the period (so every block
     /// starts at a period boundary and a periodic operand is one pre-tiled buffer).
     fn block(&self) -> usize {
-        if self.period == 0 {
-            BLOCK
-        } else {
-            (BLOCK / self.period).max(1) * self.period
+        match BLOCK.checked_div(self.period) {
+            None => BLOCK,
+            Some(n) => n.max(1) * self.period,
         }
     }
 }
@@ -307,6 +304,7 @@ impl<T: FloatElement> Scratch<T> {
     /// borrowed for reading), `start + len` at most the innermost size, `len` at most
     /// `w.block()`, and `start` a multiple of `w.period` when there is one.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn block(
         &mut self,
         c: &Compiled,
@@ -453,7 +451,7 @@ fn bcast_strides<T: AnyElement>(t: &Tensor<T>, sizes: &[i64]) -> Result<Vec<i64>
     Ok(st)
 }
 
-fn typed<'a, T: AnyElement>(t: &'a AnyTensor) -> Result<&'a Tensor<T>> {
+fn typed<T: AnyElement>(t: &AnyTensor) -> Result<&Tensor<T>> {
     t.typed::<T>()
         .ok_or_else(|| Error::invalid("internal: a fused operand of another dtype"))
 }
@@ -651,7 +649,14 @@ fn run_write<T: FloatElement>(
                 // SAFETY: this row block of the output is written by this task only (rows
                 // and block ranges are disjoint in a non-overlapping layout) and the
                 // storage is borrowed exclusively.
-                unsafe { store(ptrs.outs[0].offset(base[0] + start as isize * s), s, res, stream) };
+                unsafe {
+                    store(
+                        ptrs.outs[0].offset(base[0] + start as isize * s),
+                        s,
+                        res,
+                        stream,
+                    )
+                };
                 start += len;
             }
         });
@@ -712,12 +717,20 @@ where
                 let len = lb.min(inner - start);
                 // SAFETY: `base` is a row of the validated walk, `start + len <= inner`,
                 // `start` a multiple of `lb`.
-                let res = unsafe { sc.block(c, w, &ptrs.leaves, base, ptrs.outs.len(), start, len) };
+                let res =
+                    unsafe { sc.block(c, w, &ptrs.leaves, base, ptrs.outs.len(), start, len) };
                 if write {
                     let s = w.strides[1][id];
                     // SAFETY: the materialized member's elements of this row block belong to
                     // this task's outputs only; its storage is borrowed exclusively.
-                    unsafe { store(ptrs.outs[1].offset(base[1] + start as isize * s), s, res, stream) };
+                    unsafe {
+                        store(
+                            ptrs.outs[1].offset(base[1] + start as isize * s),
+                            s,
+                            res,
+                            stream,
+                        )
+                    };
                 }
                 casc.push(fold_run(&r, res, at, g.simd), comb);
                 at += len as i64;

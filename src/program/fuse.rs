@@ -347,7 +347,11 @@ pub fn check_fusion<I: PartialEq>(
                         "step {} cannot reduce step {} inside its loop{}",
                         last + 1,
                         root + 1,
-                        if writes_input { " writing it" } else { " without writing it" }
+                        if writes_input {
+                            " writing it"
+                        } else {
+                            " without writing it"
+                        }
                     ))
                 }
             }
@@ -437,9 +441,7 @@ mod tests {
                 FusedChain::elementwise(vec![4, 6]),
                 FusedChain {
                     steps: vec![7, 8, 9],
-                    kind: ChainKind::Reduction {
-                        writes_input: true,
-                    },
+                    kind: ChainKind::Reduction { writes_input: true },
                 },
                 FusedChain {
                     steps: vec![10, 12],
@@ -474,9 +476,7 @@ mod tests {
         assert_eq!(plan.chains, vec![FusedChain::elementwise(vec![1, 2])]);
         let r = FusedChain {
             steps: vec![0, 1],
-            kind: ChainKind::Reduction {
-                writes_input: true,
-            },
+            kind: ChainKind::Reduction { writes_input: true },
         };
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(serde_json::from_str::<FusedChain>(&json).unwrap(), r);

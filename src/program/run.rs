@@ -34,8 +34,8 @@
 //! internally (inputs converted to the computation dtype) are not part of this accounting.
 //! [`RunStats`] reports what was allocated and what was reused.
 
-use super::exec::fill_value;
 use super::blocks::{run_chain, Sink};
+use super::exec::fill_value;
 use super::fuse::{check_fusion, compile, ChainKind, FusionPlan};
 use super::spec::{Program, StepArg, StepOp};
 use super::stepplan::StepPlan;
@@ -640,7 +640,9 @@ fn step_dims(st: &super::spec::Step) -> Result<Dims> {
     Ok(match st.args.get(1) {
         None | Some(StepArg::Null) => Dims::All,
         Some(StepArg::Int(e)) => Dims::One(e.as_const().unwrap_or(0)),
-        Some(StepArg::Ints(es)) => Dims::List(es.iter().map(|e| e.as_const().unwrap_or(0)).collect()),
+        Some(StepArg::Ints(es)) => {
+            Dims::List(es.iter().map(|e| e.as_const().unwrap_or(0)).collect())
+        }
         Some(other) => return Err(Error::invalid(format!("bad dim {other:?}"))),
     })
 }
