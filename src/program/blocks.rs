@@ -20,7 +20,8 @@
 //! * a chain feeding a reduction folds the block into the output's accumulator with the
 //!   reduction kernels' own leaf fold and pairwise cascade (`kernel::fold_run`,
 //!   `kernel::Cascade`: the f32 sum still accumulates in f64), and writes the block too when
-//!   the reduction's input is materialized (read by a later step).
+//!   the reduction's input is materialized (read by a later step; plain stores, so that
+//!   later read finds it in the cache: measured in the `program` docs).
 //!
 //! For a reduction the first output operand is the reduction's dense result viewed over the
 //! input's sizes with stride 0 on the reduced dims (as TensorIterator builds it), so the walk
@@ -704,7 +705,9 @@ where
     let lb = w.block();
     let id = w.sizes.len() - 1;
     let write = ptrs.outs.len() == 2;
-    let stream = write && stream_output::<T>(g.outputs.saturating_mul(k));
+    // Plain stores: the written root is read again soon after (softmax's `div`), and
+    // non-temporal stores would send it past the caches (see the `program` docs).
+    let stream = false;
     let run = |o0: usize, o1: usize| {
         let mut sc = Scratch::<T>::new(c, lb);
         let mut casc = Cascade::new();

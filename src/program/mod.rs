@@ -63,7 +63,7 @@
 //! |---|---|---|---|
 //! | `conv_epilogue_cl_6M` | 1.60 ms (1.51-1.83) | 1.60 ms (1.53-1.62) | 1.31 / 1.96 ms |
 //! | `layernorm_16M` | 9.21 ms (7.85-9.57) | 8.56 ms (7.37-8.95) | 9.61 / 9.49 ms |
-//! | `softmax_lastdim_16M` | 19.53 ms (19.46-20.14) | 20.87 ms (20.58-21.13) | 22.20 / 19.62 ms |
+//! | `softmax_lastdim_16M` | 19.58 ms (19.29-20.06) | 19.53 ms (19.42-20.40) | 22.20 / 19.62 ms |
 //! | `memcpy_64MiB` | 1.93 ms (1.78-2.31) | | 2.43 ms |
 //!
 //! * The conv epilogue: the fused pass was 1.5x the step-by-step time (per 64-element row:
@@ -76,11 +76,13 @@
 //! * Layer norm: evaluating `mul(c, c)` inside the `mean` saves writing and re-reading
 //!   `sq` (64 MiB each): 5-8% in these runs.
 //! * Softmax: bound by `exp` (16M scalar `expf` calls, ~1 ns each per thread), which fusion
-//!   does not change; the fused run was 5-7% *slower* than step by step in all three runs.
-//!   Not investigated further for lack of time; one suspect is that the written `exp`
-//!   result uses non-temporal stores (64 MiB output), so the following `div` reads it from
-//!   DRAM instead of the 260 MiB L3. Both meet the issue's target (`torch.softmax`: 32.3 ms,
-//!   quiet machine). A vectorizable f32 `exp` (issue item 3) was not written.
+//!   does not change. With the written `exp` result stored non-temporally (as the op kernels
+//!   store outputs of at least 8 MiB) the fused run was 5-7% *slower* than step by step in
+//!   all three runs (20.58-21.13 against 19.46-20.14 ms): the following `div` then reads it
+//!   from DRAM instead of the 260 MiB L3. With plain stores for a reduction chain's written
+//!   root (kept) both take the same time (the softmax row above, three more runs). Both meet
+//!   the issue's target (`torch.softmax`: 32.3 ms, quiet machine). A vectorizable f32 `exp`
+//!   (issue item 3) was not written; it is what would move softmax.
 //!
 //! Earlier (first version): the per-block operand lists were heap-allocated and the conv
 //! epilogue ran at 50.7 ms fused against 16.7 ms step by step under load; small inline
