@@ -172,9 +172,10 @@ fn demo_runs_the_program() {
     assert!(o.stdout.contains("cached program dispatch"), "{}", o.stdout);
 }
 
-/// Which steps run fused is shown by `guards` (`fused: steps 2-3 fused`, the softmax's
-/// `sub, exp`), by `check` (`"fused": [[2, 3]]`, step numbers from 1, as the artifact's
-/// 0-based `fusion` plus one) and by `run`, which fuses by default and runs step by step
+/// Which steps run fused is shown by `guards` (`fused: steps 2-4 fused (reduction 4 in
+/// the loop, 3 written)`: the softmax's `sub, exp` evaluated inside the `sum`, `exp` written
+/// once for the `div`), by `check` (`"fused": [[2, 3, 4]]`, step numbers from 1, as the
+/// artifact's 0-based `fusion` plus one) and by `run`, which fuses by default and runs step by step
 /// with `--no-fuse`; both give the same values.
 #[test]
 fn fusion_is_shown_by_guards_check_and_run() {
@@ -183,23 +184,26 @@ fn fusion_is_shown_by_guards_check_and_run() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
     assert_eq!(
         v["specializations"][0]["fusion"],
-        serde_json::json!({"chains": [{"steps": [1, 2]}]})
+        serde_json::json!({"chains": [
+            {"steps": [1, 2, 3], "kind": {"reduction": {"writes_input": true}}}
+        ]})
     );
     let o = run(&["guards", s(&plan)]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(
-        o.stdout.contains("  fused: steps 2-3 fused"),
+        o.stdout
+            .contains("  fused: steps 2-4 fused (reduction 4 in the loop, 3 written)"),
         "{}",
         o.stdout
     );
     let o = run(&["check", s(&plan), "--bind", "b=2,t=3,v=5"]);
     let got: Value = serde_json::from_str(o.stdout.trim()).unwrap();
     assert_eq!(got["pass"], true, "{got}");
-    assert_eq!(got["fused"], serde_json::json!([[2, 3]]));
+    assert_eq!(got["fused"], serde_json::json!([[2, 3, 4]]));
     let o = run(&["run", s(&plan), "--bind", "b=2,t=3,v=5"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(
-        o.stdout.contains("fused: steps 2-3 fused (2 steps"),
+        o.stdout.contains("3 written) (3 steps in 1 pass)"),
         "{}",
         o.stdout
     );
@@ -219,7 +223,7 @@ fn fusion_is_shown_by_guards_check_and_run() {
         serde_json::from_str(o.stdout.trim()).unwrap()
     };
     let (fused, plain) = (values(&[]), values(&["--no-fuse"]));
-    assert_eq!(fused["fused"], serde_json::json!([[2, 3]]));
+    assert_eq!(fused["fused"], serde_json::json!([[2, 3, 4]]));
     assert_eq!(plain["fused"], serde_json::json!([]));
     for (name, out) in fused["outputs"].as_object().unwrap() {
         let (a, b) = (&out["values"], &plain["outputs"][name]["values"]);

@@ -785,7 +785,11 @@ fn check_tiled_copy<S: Element, O: Element>(
         let out = Tensor::<O>::zeros(src.sizes()).unwrap();
         kernel::copy_into(&out, &src, &cfg).unwrap();
         for_each_index(src.sizes(), |i| {
-            assert_eq!(out.get(i).unwrap(), O::cast_from(at(&src, &vs, i)), "at {i:?}");
+            assert_eq!(
+                out.get(i).unwrap(),
+                O::cast_from(at(&src, &vs, i)),
+                "at {i:?}"
+            );
         });
     });
 }

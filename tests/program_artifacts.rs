@@ -358,19 +358,24 @@ fn a_weakened_coalescing_guard_is_rejected_through_the_kernel_plan() {
     assert!(err.contains("kernel plan"), "{err}");
 }
 
-/// The fusion plan is recorded per specialization (the demo fuses `sub, exp`, steps 5-6,
-/// stored 0-based as `{"chains": [{"steps": [4, 5]}]}`) and verified on load: a chain with
-/// a member read twice (the `exp`, read by `sum` and `div`), one with a reduction, one with
-/// an output member, a plan with a chain dropped, steps out of range and a plan on an error
+/// The fusion plan is recorded per specialization (the demo evaluates `add` inside the
+/// `amax` and `sub, exp` inside the `sum`, writing `y` and `e` for their later readers:
+/// steps 3-4 and 5-7, stored 0-based) and verified on load: a chain with a member read
+/// outside it (the `exp`, read by `sum` and `div`), a reduction in an elementwise chain,
+/// one with an output member, a plan with a chain dropped, steps out of range and a plan on an error
 /// specialization are each rejected with the specialization named; a file without the
 /// field loads with the plan re-decided from the trace.
 #[test]
 fn tampered_fusion_plans_are_rejected() {
-    use symstride::program::{FusedChain, FusionPlan};
+    use symstride::program::{ChainKind, FusedChain, FusionPlan};
     let p = Program::from_json(symstride::program::DEMO_PROGRAM_JSON).unwrap();
     let v = compiled_json(&p);
+    let reduction = |steps: Vec<usize>| FusedChain {
+        steps,
+        kind: ChainKind::Reduction { writes_input: true },
+    };
     let want = FusionPlan {
-        chains: vec![FusedChain { steps: vec![4, 5] }],
+        chains: vec![reduction(vec![2, 3]), reduction(vec![4, 5, 6])],
     };
     assert_eq!(
         v["specializations"][0]["fusion"],

@@ -786,13 +786,14 @@ proptest! {
     }
 }
 
-/// The fusion decisions on the bench programs: softmax fuses `sub, exp` (the `exp` result
-/// has two readers, so it is materialized); layer norm fuses `add eps, sqrt`; the conv
+/// The fusion decisions on the bench programs: softmax fuses `sub, exp` into the `sum`'s
+/// loop (the `exp` result is read again by `div`, so it is written while reducing); layer
+/// norm evaluates `mul(c, c)` inside the second `mean` and fuses `add eps, sqrt`; the conv
 /// epilogue fuses `add, relu`. The plan decided on the symbolic trace equals the one at the
 /// concrete layouts, round-trips through JSON, and tampered plans are rejected.
 #[test]
 fn fusion_decisions_and_their_checks() {
-    use symstride::program::{check_fusion, FusedChain, FusionPlan};
+    use symstride::program::{check_fusion, plan_fusion, ChainKind, FusedChain, FusionPlan};
     let softmax = Program::from_json(
         r#"{"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"}],
             "hints": {"n": 4, "d": 8},
@@ -827,8 +828,14 @@ fn fusion_decisions_and_their_checks() {
     )
     .unwrap();
     for (p, want) in [
-        (&softmax, "steps 2-3 fused"),
-        (&layernorm, "steps 5-6 fused"),
+        (
+            &softmax,
+            "steps 2-4 fused (reduction 4 in the loop, 3 written)",
+        ),
+        (
+            &layernorm,
+            "steps 3-4 fused (reduction 4 in the loop); steps 5-6 fused",
+        ),
         (&epilogue, "steps 1-2 fused"),
     ] {
         let values = concrete(p, &p.hint_bindings()).unwrap();
@@ -847,15 +854,38 @@ fn fusion_decisions_and_their_checks() {
     let values = concrete(&softmax, &softmax.hint_bindings()).unwrap();
     for steps in [vec![1, 2, 4], vec![0, 1], vec![2, 4]] {
         let bad = FusionPlan {
-            chains: vec![FusedChain {
-                steps: steps.clone(),
-            }],
+            chains: vec![FusedChain::elementwise(steps.clone())],
         };
         assert!(check_fusion(&softmax, &values, &bad).is_err(), "{steps:?}");
     }
+    // Reduction chains: `exp` not written although `div` reads it; a reduction of an input
+    // (`amax` of `x`); a reduction that does not read the last member; a chain in which the
+    // elementwise root (`exp`) is read between it and the reduction.
+    let reduce = |steps: Vec<usize>, writes_input| FusionPlan {
+        chains: vec![FusedChain {
+            steps,
+            kind: ChainKind::Reduction { writes_input },
+        }],
+    };
+    for (steps, w) in [
+        (vec![1, 2, 3], false),
+        (vec![0], true),
+        (vec![0, 1], true),
+        (vec![1, 3], true),
+        (vec![2, 4], true),
+    ] {
+        let bad = reduce(steps.clone(), w);
+        assert!(check_fusion(&softmax, &values, &bad).is_err(), "{steps:?}");
+    }
+    check_fusion(&softmax, &values, &reduce(vec![1, 2, 3], true)).unwrap();
+    check_fusion(&softmax, &values, &reduce(vec![2, 3], true)).unwrap();
+    let values = concrete(&layernorm, &layernorm.hint_bindings()).unwrap();
+    // `c` (step 2) is read by `div` too: it cannot be a non-root member.
+    assert!(check_fusion(&layernorm, &values, &reduce(vec![1, 2, 3], false)).is_err());
+    assert!(check_fusion(&layernorm, &values, &reduce(vec![2, 3], true)).is_err());
     let values = concrete(&epilogue, &epilogue.hint_bindings()).unwrap();
     let both = FusionPlan {
-        chains: vec![FusedChain { steps: vec![1, 0] }],
+        chains: vec![FusedChain::elementwise(vec![1, 0])],
     };
     assert!(check_fusion(&epilogue, &values, &both).is_err());
 }
@@ -909,6 +939,83 @@ fn dispatcher_runs_stored_plans_on_inputs_at_an_offset() {
                     "b={b} s={sl} pad={pad}"
                 );
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(160))]
+
+    /// Chains feeding a reduction, evaluated inside the reduction's loop, equal the
+    /// per-element reference (and the step-by-step kernels, checked by `run_both`): random
+    /// binary and unary members over an `[a, b, c]` input in any dim order, a broadcast
+    /// operand that becomes periodic or stays strided, every fusable reduction over random
+    /// dims with or without `keepdim`, the chain's root read again after the reduction (then
+    /// written while reducing) or an output, float32 and float64, at 1-3 threads.
+    #[test]
+    fn fused_reductions_equal_the_reference(
+        perm in 0usize..6,
+        f64_ in any::<bool>(),
+        bin in 0usize..4,
+        una in 0usize..5,
+        red in 0usize..5,
+        dims in 0usize..7,
+        keepdim in any::<bool>(),
+        bias_c in any::<bool>(),
+        after in 0usize..3,
+        point in proptest::collection::vec(1i64..6, 3),
+        threads in 0usize..3,
+    ) {
+        use serde_json::json;
+        let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+        // Strides of a layout whose memory order (outermost first) is `orders[perm]`.
+        let names = ["a", "b", "c"];
+        let order = orders[perm];
+        let mut strides = vec![String::new(); 3];
+        let mut acc = "1".to_string();
+        for &d in order.iter().rev() {
+            strides[d] = acc.clone();
+            acc = format!("{acc}*{}", names[d]);
+        }
+        let dtype = if f64_ { "float64" } else { "float32" };
+        let x = json!({"name": "x", "sizes": ["a", "b", "c"], "strides": strides, "dtype": dtype});
+        let w = if bias_c {
+            json!({"name": "w", "sizes": ["c"], "layout": "contiguous", "dtype": dtype})
+        } else {
+            json!({"name": "w", "sizes": ["b", 1], "layout": "contiguous", "dtype": dtype})
+        };
+        let bop = ["sub", "add", "mul", "maximum"][bin];
+        let uop = ["exp", "relu", "abs", "neg", "sigmoid"][una];
+        // `prod` of float32 values in another order drifts past the comparison's tolerance.
+        let rop = ["sum", "mean", "amax", "amin", if f64_ { "prod" } else { "sum" }][red];
+        let dim = [json!([-1]), json!([0]), json!([1]), json!([0, 2]), json!([0, 1, 2]), json!([]), json!(1)][dims].clone();
+        let mut steps = vec![
+            json!({"let": "s", "op": bop, "args": ["x", "w"]}),
+            json!({"let": "e", "op": uop, "args": ["s"]}),
+            json!({"let": "r", "op": rop, "args": ["e", dim], "keepdim": keepdim}),
+        ];
+        let mut outputs = vec!["r"];
+        match after {
+            // The root read again after the reduction (a broadcast when `keepdim`).
+            1 if keepdim => {
+                steps.push(json!({"let": "y", "op": "div", "args": ["e", "r"]}));
+                outputs = vec!["y"];
+            }
+            1 | 2 => outputs.push("e"),
+            _ => {}
+        }
+        let spec = json!({"inputs": [x, w], "hints": {"a": 2, "b": 3, "c": 4}, "steps": steps, "outputs": outputs});
+        let p = Program::from_value(&spec).unwrap();
+        let b = Bindings::from_pairs([("a", point[0]), ("b", point[1]), ("c", point[2])]);
+        if let Ok(values) = concrete(&p, &b) {
+            let plan = symstride::program::plan_fusion(&p, &values);
+            prop_assert!(
+                plan.to_string().contains("(reduction 3 in the loop"),
+                "{spec}: {plan}"
+            );
+        }
+        if let Err(e) = run_both(&p, &b, &pools()[threads]) {
+            prop_assert!(false, "{spec} at {point:?}: {e}");
         }
     }
 }

@@ -636,7 +636,15 @@ mod tests {
 
     #[test]
     fn tiled_transpose_matches_reference() {
-        for &(n, m) in &[(64, 64), (130, 70), (67, 129), (16, 200), (200, 17), (8, 8), (72, 9)] {
+        for &(n, m) in &[
+            (64, 64),
+            (130, 70),
+            (67, 129),
+            (16, 200),
+            (200, 17),
+            (8, 8),
+            (72, 9),
+        ] {
             for &(tile, threads) in &[(64, 1), (64, 2), (16, 2), (6, 1), (8, 3), (24, 2)] {
                 check::<f32, f32>(n, m, tile, threads);
                 check::<i32, i32>(n, m, tile, threads);

@@ -394,7 +394,7 @@ pub(crate) fn stream_output<O: Element>(numel: usize) -> bool {
 ///
 /// SAFETY: `out[..n]` is valid for writes, aligned for `O`, and not read by `body`'s inputs.
 #[inline(always)]
-unsafe fn streamed<O: Element>(
+pub(crate) unsafe fn streamed<O: Element>(
     out: *mut O,
     n: usize,
     stream: bool,

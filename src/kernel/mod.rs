@@ -148,6 +148,7 @@ mod reduce;
 pub use config::{ExecConfig, Simd};
 pub use copy::{execute_copy, Cast};
 pub use loops::{execute_map1, execute_map2, execute_map3, Map1, Map2, Map3};
+pub(crate) use loops::{store_fence, stream_output, streamed};
 pub use ops::{
     abs, add, add_out, addcmul, copy_into, div, div_out, exp, map1, map1_out, map2, map2_out, map3,
     map3_out, maximum, maximum_out, minimum, minimum_out, mul, mul_out, neg, relu, sub, sub_out,
@@ -155,3 +156,4 @@ pub use ops::{
     Tanh, Where,
 };
 pub use reduce::{execute_reduction, reduce, ReduceArgs, BLOCK, LANES, LEAF, ROW_LEAF};
+pub(crate) use reduce::{fold_run, Cascade};

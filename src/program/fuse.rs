@@ -15,50 +15,82 @@
 //! The operands from outside the chain (leaves) broadcast to the root's sizes, as each
 //! member's own build already required. Anything else is not fused and runs step by step.
 //!
+//! # Chains feeding a reduction
+//! A chain may end in a reduction (`sum mean amax amin prod`) of its root, in the root's
+//! dtype: the reduction is then evaluated inside the chain's loop, each block of the root
+//! folded into the output's accumulator as it is computed, so the root is never read back
+//! from memory. When the root has readers after the reduction (softmax's `exp` is read by
+//! `sum` and by `div`) or is an output, it is **written while reducing** (one write, no
+//! re-read); it must then have no view aliasing it and no reader between itself and the
+//! reduction. The alternative, recomputing the root in each reader's chain, reads the same
+//! bytes (the chain's leaves instead of the root) and evaluates the chain twice (two `exp`
+//! per element for softmax), so it was not taken.
+//!
 //! # How a chain runs
-//! At the root's step, one loop walks the root's layout in memory order (dims sorted by the
-//! output's strides, adjacent dims coalesced where every operand allows). Each innermost
-//! row is cut into blocks of [`BLOCK`] elements; per block every leaf is a slice (stride 1,
-//! no copy), a scalar (stride 0) or a small gathered buffer, and the members are evaluated
-//! one after another over the block with the op table's own element functions
-//! (`kernel::Add`, `kernel::Exp`, ...), each a vectorizable loop over L1-resident buffers.
-//! Only the root is written to memory; intermediates never leave the block buffers. Rows
-//! are spread over rayon tasks above `2 × grain_size` elements.
+//! At the root's step (a reduction chain: at the reduction's), the block evaluator
+//! (`blocks.rs`) walks the root's layout in memory order in L1-sized blocks; only the root
+//! (or the reduction's result) is written to memory, intermediates never leave the block
+//! buffers.
 //!
 //! # Why
 //! Step by step, a chain of `n` members over `N` elements writes and re-reads `n - 1`
-//! intermediates of `N` elements: PyTorch eager does the same. The measurement that
-//! justified the block evaluator is in the `program` module docs (the `symstride bench`
+//! intermediates of `N` elements: PyTorch eager does the same. The measurements that
+//! justified the block evaluator are in the `program` module docs (the `symstride bench`
 //! program scenarios).
-//!
-//! # Not fused (yet)
-//! An elementwise chain feeding a reduction is not evaluated inside the reduction loop:
-//! the reduction kernels take one strided input and a `Reducer`; the chain would have to be
-//! an input kind of its own. The chains before and after reductions are still fused.
 
 use super::spec::{Program, StepArg, StepOp};
 use super::trace::Value;
-use crate::kernel::{
-    Abs, Add, Div, ExecConfig, Exp, Map1, Map2, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt,
-    Sub,
-};
-use crate::op::{AnyElement, AnyTensor, Op};
-use crate::tensor::{FloatElement, Scalar, Tensor};
+use crate::op::Op;
+use crate::reduce::ReductionOp;
+use crate::tensor::Scalar;
 use crate::{DType, Error, Result};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use smallvec::SmallVec;
 
-/// Elements per block of the fused evaluator (per leaf and member buffer: 256 f32 are 1 KiB,
-/// so a chain's buffers stay in L1).
-pub const BLOCK: usize = 256;
+pub use super::blocks::BLOCK;
+
+/// What a chain's root is. Stored in artifacts as `"elementwise"` or
+/// `{"reduction": {"writes_input": true}}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChainKind {
+    /// The last step is an elementwise step whose value is the only one materialized.
+    #[default]
+    Elementwise,
+    /// The last step is a reduction of the step before it (the elementwise root), evaluated
+    /// inside the chain's loop.
+    Reduction {
+        /// The elementwise root is written too (read after the reduction, or an output).
+        writes_input: bool,
+    },
+}
 
 /// One fused chain: step indices (0-based, ascending); the last is the root, whose value
-/// is the only one materialized.
+/// is the only one materialized (for a reduction chain, see [`ChainKind`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FusedChain {
     /// The member steps (0-based, ascending); the last is the root.
     pub steps: Vec<usize>,
+    /// What the root is (absent in plans written before reduction chains: elementwise).
+    #[serde(default)]
+    pub kind: ChainKind,
+}
+
+impl FusedChain {
+    /// An elementwise chain of `steps`.
+    pub fn elementwise(steps: Vec<usize>) -> Self {
+        FusedChain {
+            steps,
+            kind: ChainKind::Elementwise,
+        }
+    }
+
+    /// The elementwise members (every step but a reduction root).
+    pub(crate) fn members(&self) -> &[usize] {
+        match self.kind {
+            ChainKind::Elementwise => &self.steps,
+            ChainKind::Reduction { .. } => &self.steps[..self.steps.len().saturating_sub(1)],
+        }
+    }
 }
 
 /// The fusion decisions of a program (empty: run step by step).
@@ -70,17 +102,30 @@ pub struct FusionPlan {
 
 impl FusionPlan {
     /// One line per chain, steps numbered from 1 as in guard reasons: `steps 2-4 fused`
-    /// (consecutive) or `steps 2, 4, 5 fused`.
+    /// (consecutive) or `steps 2, 4, 5 fused`; a reduction chain adds `(reduction 4 in the
+    /// loop)`, and `(reduction 4 in the loop, 3 written)` when its input is materialized.
     pub fn summary(&self) -> Vec<String> {
-        self.step_numbers()
-            .into_iter()
-            .map(|s| {
+        self.chains
+            .iter()
+            .zip(self.step_numbers())
+            .map(|(c, s)| {
                 let consecutive = s.windows(2).all(|w| w[1] == w[0] + 1);
-                if consecutive && s.len() > 1 {
+                let steps = if consecutive && s.len() > 1 {
                     format!("steps {}-{} fused", s[0], s[s.len() - 1])
                 } else {
                     let list: Vec<String> = s.iter().map(|k| k.to_string()).collect();
                     format!("steps {} fused", list.join(", "))
+                };
+                match (c.kind, &s[..]) {
+                    (ChainKind::Reduction { writes_input }, [.., j, r]) => {
+                        let w = if writes_input {
+                            format!(", {j} written")
+                        } else {
+                            String::new()
+                        };
+                        format!("{steps} (reduction {r} in the loop{w})")
+                    }
+                    _ => steps,
                 }
             })
             .collect()
@@ -118,7 +163,7 @@ impl std::fmt::Display for FusionPlan {
     }
 }
 
-const FUSABLE: [Op; 12] = [
+pub(super) const FUSABLE: [Op; 12] = [
     Op::Add,
     Op::Sub,
     Op::Mul,
@@ -166,6 +211,57 @@ fn readers(p: &Program) -> Vec<Vec<usize>> {
     r
 }
 
+/// Reductions a chain may feed.
+const FUSABLE_REDUCTIONS: [ReductionOp; 5] = [
+    ReductionOp::Sum,
+    ReductionOp::Mean,
+    ReductionOp::Amax,
+    ReductionOp::Amin,
+    ReductionOp::Prod,
+];
+
+/// Whether value `me` has a view aliasing it.
+fn aliased<I>(values: &[Value<I>], me: usize) -> bool {
+    values
+        .iter()
+        .enumerate()
+        .any(|(v, x)| v != me && x.storage == me)
+}
+
+/// If step `r` is a reduction that can run inside the loop of a chain rooted at the step it
+/// reduces: that step and whether it must be written too.
+fn reduction_root<I: PartialEq>(
+    p: &Program,
+    values: &[Value<I>],
+    readers: &[Vec<usize>],
+    r: usize,
+) -> Option<(usize, bool)> {
+    let n_in = p.inputs.len();
+    let st = &p.steps[r];
+    let StepOp::Reduce(op) = st.op else {
+        return None;
+    };
+    let Some(StepArg::Value(v)) = st.args.first() else {
+        return None;
+    };
+    let j = v.checked_sub(n_in)?;
+    let out = &values[n_in + r];
+    if !FUSABLE_REDUCTIONS.contains(&op)
+        || !fusable(p, values, j)
+        || out.storage != n_in + r
+        || out.dtype != values[*v].dtype
+        || aliased(values, *v)
+    {
+        return None;
+    }
+    // Readers other than `r` all come after it (the root is written while reducing).
+    if readers[*v].iter().any(|&k| k != r && k < r) {
+        return None;
+    }
+    let writes = p.outputs.contains(v) || readers[*v].iter().any(|&k| k != r);
+    Some((j, writes))
+}
+
 /// Decides the fused chains of `p` from its layouts (traced `Expr`s or concrete `i64`s).
 pub fn plan_fusion<I: PartialEq>(p: &Program, values: &[Value<I>]) -> FusionPlan {
     let n_in = p.inputs.len();
@@ -173,17 +269,11 @@ pub fn plan_fusion<I: PartialEq>(p: &Program, values: &[Value<I>]) -> FusionPlan
         return FusionPlan::default();
     }
     let readers = readers(p);
-    let aliased = |me: usize| {
-        values
-            .iter()
-            .enumerate()
-            .any(|(v, x)| v != me && x.storage == me)
-    };
     // `into[k]`: the member step that absorbs step `k` (its single reader).
     let mut into: Vec<Option<usize>> = vec![None; p.steps.len()];
     for (k, slot) in into.iter_mut().enumerate() {
         let me = n_in + k;
-        if !fusable(p, values, k) || p.outputs.contains(&me) || aliased(me) {
+        if !fusable(p, values, k) || p.outputs.contains(&me) || aliased(values, me) {
             continue;
         }
         let [r] = readers[me][..] else { continue };
@@ -195,8 +285,17 @@ pub fn plan_fusion<I: PartialEq>(p: &Program, values: &[Value<I>]) -> FusionPlan
             *slot = Some(r);
         }
     }
-    // Chains: each root (a member absorbing others, absorbed by none) and everything that
-    // flows into it.
+    // A reduction absorbs the (elementwise) step it reduces: `reduced_by[j] = (r, writes)`.
+    let mut reduced_by: Vec<Option<(usize, bool)>> = vec![None; p.steps.len()];
+    for r in 0..p.steps.len() {
+        if let Some((j, writes)) = reduction_root(p, values, &readers, r) {
+            if into[j].is_none() && reduced_by[j].is_none() {
+                reduced_by[j] = Some((r, writes));
+            }
+        }
+    }
+    // Chains: each root (a member absorbing others or reduced inside a loop, absorbed by
+    // none) and everything that flows into it.
     let root_of = |mut k: usize| {
         while let Some(r) = into[k] {
             k = r;
@@ -205,13 +304,20 @@ pub fn plan_fusion<I: PartialEq>(p: &Program, values: &[Value<I>]) -> FusionPlan
     };
     let mut chains: Vec<FusedChain> = Vec::new();
     for k in 0..p.steps.len() {
-        if into[k].is_some() || !into.contains(&Some(k)) {
+        if into[k].is_some() || !(into.contains(&Some(k)) || reduced_by[k].is_some()) {
             continue;
         }
-        let steps: Vec<usize> = (0..p.steps.len())
+        let mut steps: Vec<usize> = (0..p.steps.len())
             .filter(|&j| j == k || (into[j].is_some() && root_of(j) == k))
             .collect();
-        chains.push(FusedChain { steps });
+        let kind = match reduced_by[k] {
+            Some((r, writes_input)) => {
+                steps.push(r);
+                ChainKind::Reduction { writes_input }
+            }
+            None => ChainKind::Elementwise,
+        };
+        chains.push(FusedChain { steps, kind });
     }
     FusionPlan { chains }
 }
@@ -225,19 +331,44 @@ pub fn check_fusion<I: PartialEq>(
 ) -> Result<()> {
     let bad = |m: String| Err(Error::invalid(format!("fusion plan: {m}")));
     let n_in = p.inputs.len();
+    if values.len() != n_in + p.steps.len() {
+        return bad("layouts of another program".into());
+    }
     let readers = readers(p);
     let mut seen = vec![false; p.steps.len()];
     for ch in &plan.chains {
-        let Some(&root) = ch.steps.last() else {
+        let Some(&last) = ch.steps.last() else {
             return bad("an empty chain".into());
         };
-        if ch.steps.windows(2).any(|w| w[0] >= w[1]) || root >= p.steps.len() {
+        if ch.steps.windows(2).any(|w| w[0] >= w[1]) || last >= p.steps.len() {
             return bad(format!(
                 "steps {:?} are not ascending step indices",
                 ch.steps
             ));
         }
-        for &k in &ch.steps {
+        let members = ch.members();
+        let Some(&root) = members.last() else {
+            return bad("a reduction chain without elementwise members".into());
+        };
+        if let ChainKind::Reduction { writes_input } = ch.kind {
+            match reduction_root(p, values, &readers, last) {
+                Some((j, w)) if j == root && w == writes_input => {}
+                _ => {
+                    return bad(format!(
+                        "step {} cannot reduce step {} inside its loop{}",
+                        last + 1,
+                        root + 1,
+                        if writes_input {
+                            " writing it"
+                        } else {
+                            " without writing it"
+                        }
+                    ))
+                }
+            }
+            seen[last] = true;
+        }
+        for &k in members {
             if std::mem::replace(&mut seen[k], true) {
                 return bad(format!("step {} is in two chains", k + 1));
             }
@@ -248,12 +379,8 @@ pub fn check_fusion<I: PartialEq>(
             if k == root {
                 continue;
             }
-            let aliased = values
-                .iter()
-                .enumerate()
-                .any(|(v, x)| v != me && x.storage == me);
-            let one_reader = matches!(readers[me][..], [r] if ch.steps.contains(&r));
-            if p.outputs.contains(&me) || aliased || !one_reader {
+            let one_reader = matches!(readers[me][..], [r] if members.contains(&r));
+            if p.outputs.contains(&me) || aliased(values, me) || !one_reader {
                 return bad(format!(
                     "step {} is needed outside its chain (an output, aliased, or read elsewhere)",
                     k + 1
@@ -266,7 +393,7 @@ pub fn check_fusion<I: PartialEq>(
 
 /// An operand of a member: a leaf, an earlier member's block, a number.
 #[derive(Clone, Copy, Debug)]
-enum Src {
+pub(super) enum Src {
     Leaf(usize),
     Reg(usize),
     Imm(Scalar),
@@ -275,7 +402,7 @@ enum Src {
 /// A chain compiled for evaluation: one instruction per member, operands resolved.
 #[derive(Clone, Debug)]
 pub(crate) struct Compiled {
-    code: Vec<(Op, Vec<Src>)>,
+    pub(super) code: Vec<(Op, Vec<Src>)>,
     /// The values read from outside the chain, in first-use order.
     pub(crate) leaves: Vec<usize>,
 }
@@ -285,7 +412,8 @@ pub(crate) fn compile(p: &Program, chain: &FusedChain) -> Result<Compiled> {
     let n_in = p.inputs.len();
     let mut leaves: Vec<usize> = Vec::new();
     let mut code = Vec::new();
-    for &k in &chain.steps {
+    let members = chain.members();
+    for &k in members {
         let StepOp::Op(op) = p.steps[k].op else {
             return Err(Error::invalid("internal: a fused step is no op"));
         };
@@ -293,7 +421,7 @@ pub(crate) fn compile(p: &Program, chain: &FusedChain) -> Result<Compiled> {
             .args
             .iter()
             .map(|a| match a {
-                StepArg::Value(i) => Ok(match chain.steps.iter().position(|&j| n_in + j == *i) {
+                StepArg::Value(i) => Ok(match members.iter().position(|&j| n_in + j == *i) {
                     Some(r) => Src::Reg(r),
                     None => Src::Leaf(match leaves.iter().position(|l| l == i) {
                         Some(l) => l,
@@ -312,343 +440,6 @@ pub(crate) fn compile(p: &Program, chain: &FusedChain) -> Result<Compiled> {
     Ok(Compiled { code, leaves })
 }
 
-/// Evaluates a compiled chain into `out` (the root's tensor) reading `leaves`.
-pub(crate) fn run_chain(
-    c: &Compiled,
-    leaves: &[&AnyTensor],
-    out: &AnyTensor,
-    cfg: &ExecConfig,
-) -> Result<()> {
-    match out {
-        AnyTensor::F32(o) => run_typed::<f32>(c, leaves, o, cfg),
-        AnyTensor::F64(o) => run_typed::<f64>(c, leaves, o, cfg),
-        other => Err(Error::invalid(format!(
-            "internal: fused chain of {}",
-            other.dtype()
-        ))),
-    }
-}
-
-/// A block operand: a slice of the block's length or one value for all of it.
-#[derive(Clone, Copy)]
-enum Opnd<'a, T> {
-    Slice(&'a [T]),
-    Scalar(T),
-}
-
-#[inline(always)]
-fn un<T: Copy>(o: &mut [T], a: Opnd<'_, T>, f: impl Fn(T) -> T) {
-    match a {
-        Opnd::Slice(s) => {
-            for (o, &x) in o.iter_mut().zip(s) {
-                *o = f(x);
-            }
-        }
-        Opnd::Scalar(x) => o.fill(f(x)),
-    }
-}
-
-#[inline(always)]
-fn bin<T: Copy>(o: &mut [T], a: Opnd<'_, T>, b: Opnd<'_, T>, f: impl Fn(T, T) -> T) {
-    match (a, b) {
-        (Opnd::Slice(x), Opnd::Slice(y)) => {
-            for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
-                *o = f(x, y);
-            }
-        }
-        (Opnd::Slice(x), Opnd::Scalar(y)) => {
-            for (o, &x) in o.iter_mut().zip(x) {
-                *o = f(x, y);
-            }
-        }
-        (Opnd::Scalar(x), Opnd::Slice(y)) => {
-            for (o, &y) in o.iter_mut().zip(y) {
-                *o = f(x, y);
-            }
-        }
-        (Opnd::Scalar(x), Opnd::Scalar(y)) => o.fill(f(x, y)),
-    }
-}
-
-fn eval<T: FloatElement>(op: Op, o: &mut [T], a: &[Opnd<'_, T>]) -> Result<()> {
-    match (op, a) {
-        (Op::Neg, [x]) => un(o, *x, |v| Neg.call(v)),
-        (Op::Abs, [x]) => un(o, *x, |v| Abs.call(v)),
-        (Op::Relu, [x]) => un(o, *x, |v| Relu.call(v)),
-        (Op::Exp, [x]) => un(o, *x, |v| Exp.call(v)),
-        (Op::Sqrt, [x]) => un(o, *x, |v| Sqrt.call(v)),
-        (Op::Sigmoid, [x]) => un(o, *x, |v| Sigmoid.call(v)),
-        (Op::Add, [x, y]) => bin(o, *x, *y, |u, v| Add.call(u, v)),
-        (Op::Sub, [x, y]) => bin(o, *x, *y, |u, v| Sub.call(u, v)),
-        (Op::Mul, [x, y]) => bin(o, *x, *y, |u, v| Mul.call(u, v)),
-        (Op::Div, [x, y]) => bin(o, *x, *y, |u, v| Div.call(u, v)),
-        (Op::Maximum, [x, y]) => bin(o, *x, *y, |u, v| Maximum.call(u, v)),
-        (Op::Minimum, [x, y]) => bin(o, *x, *y, |u, v| Minimum.call(u, v)),
-        (op, a) => {
-            return Err(Error::invalid(format!(
-                "internal: {op} with {} operands in a fused chain",
-                a.len()
-            )))
-        }
-    }
-    Ok(())
-}
-
-/// The iteration: dims in the output's memory order, coalesced; per operand (output first,
-/// then the leaves) element strides; the innermost dim last.
-struct Walk {
-    sizes: Vec<usize>,
-    strides: Vec<Vec<isize>>,
-    offsets: Vec<isize>,
-}
-
-fn walk(out_sizes: &[i64], out_strides: &[i64], operands: &[(Vec<i64>, i64)]) -> Result<Walk> {
-    let nd = out_sizes.len();
-    let n_ops = operands.len();
-    // Sort the output's dims by decreasing stride (stable: ties keep the user order).
-    let mut dims: Vec<usize> = (0..nd).filter(|&d| out_sizes[d] != 1).collect();
-    dims.sort_by(|&a, &b| out_strides[b].cmp(&out_strides[a]));
-    let mut sizes: Vec<usize> = Vec::new();
-    let mut strides: Vec<Vec<isize>> = vec![Vec::new(); n_ops];
-    for &d in &dims {
-        let z = out_sizes[d] as usize;
-        if let Some(&last) = sizes.last() {
-            // Coalesce into the previous (outer) dim when every operand allows it.
-            let can = (0..n_ops).all(|o| {
-                let outer = *strides[o].last().unwrap_or(&0);
-                outer == operands[o].0[d] as isize * z as isize
-            });
-            if can {
-                let i = sizes.len() - 1;
-                sizes[i] = last * z;
-                for (o, s) in strides.iter_mut().enumerate() {
-                    s[i] = operands[o].0[d] as isize;
-                }
-                continue;
-            }
-        }
-        sizes.push(z);
-        for (o, s) in strides.iter_mut().enumerate() {
-            s.push(operands[o].0[d] as isize);
-        }
-    }
-    if sizes.is_empty() {
-        sizes.push(1);
-        for s in &mut strides {
-            s.push(0);
-        }
-    }
-    Ok(Walk {
-        sizes,
-        strides,
-        offsets: operands.iter().map(|o| o.1 as isize).collect(),
-    })
-}
-
-/// Raw base pointers shared by the rayon tasks.
-#[derive(Clone, Copy)]
-struct Ptrs<T>(*mut T, *const *const T);
-// SAFETY: the pointed-to storages are borrowed (the output exclusively, the leaves shared)
-// for the whole evaluation; tasks write disjoint output elements (distinct rows of a
-// non-overlapping layout) and only read the leaves.
-unsafe impl<T: Send> Send for Ptrs<T> {}
-// SAFETY: as above.
-unsafe impl<T: Sync> Sync for Ptrs<T> {}
-
-impl<T> Ptrs<T> {
-    #[inline(always)]
-    fn get(self) -> (*mut T, *const *const T) {
-        (self.0, self.1)
-    }
-}
-
-fn run_typed<T: FloatElement + AnyElement>(
-    c: &Compiled,
-    leaves: &[&AnyTensor],
-    out: &Tensor<T>,
-    cfg: &ExecConfig,
-) -> Result<()> {
-    let osz = out.sizes();
-    let nd = osz.len();
-    if !crate::tensor::layout_is_non_overlapping(osz, out.strides()) {
-        return Err(Error::MemoryOverlap {
-            message: "a fused chain's output overlaps itself".into(),
-        });
-    }
-    let mut typed: Vec<&Tensor<T>> = Vec::with_capacity(leaves.len());
-    let mut operands: Vec<(Vec<i64>, i64)> = vec![(out.strides().to_vec(), out.storage_offset())];
-    for l in leaves {
-        let t = l
-            .typed::<T>()
-            .ok_or_else(|| Error::invalid("internal: a fused leaf of another dtype"))?;
-        if t.storage().same(out.storage()) {
-            return Err(Error::MemoryOverlap {
-                message: "a fused chain's output shares storage with an operand".into(),
-            });
-        }
-        // Broadcast to the output's sizes (right-aligned; size 1 reads index 0).
-        let shift = nd.checked_sub(t.dim()).ok_or_else(|| {
-            Error::invalid("internal: a fused leaf has more dims than the output")
-        })?;
-        let mut st = vec![0i64; nd];
-        for d in 0..t.dim() {
-            let z = t.sizes()[d];
-            if z == osz[d + shift] {
-                st[d + shift] = if z == 1 { 0 } else { t.strides()[d] };
-            } else if z != 1 {
-                return Err(Error::invalid(
-                    "internal: a fused leaf does not broadcast to the output",
-                ));
-            }
-        }
-        operands.push((st, t.storage_offset()));
-        typed.push(t);
-    }
-    let numel: i64 = osz.iter().product();
-    if numel == 0 {
-        return Ok(());
-    }
-    let w = walk(osz, out.strides(), &operands)?;
-    let inner = *w.sizes.last().unwrap_or(&1);
-    let rows: usize = w.sizes[..w.sizes.len() - 1].iter().product();
-
-    let _out_guard = out.storage().write()?;
-    let _leaf_guards = typed
-        .iter()
-        .map(|t| t.storage().read())
-        .collect::<Result<Vec<_>>>()?;
-    let leaf_ptrs: Vec<*const T> = typed
-        .iter()
-        .map(|t| t.storage().ptr() as *const T)
-        .collect();
-    let ptrs = Ptrs(out.storage().ptr(), leaf_ptrs.as_ptr());
-
-    // Rows `r0..r1`, each over the inner range `i0..i1`.
-    let run_rows = |r0: usize, r1: usize, i0: usize, i1: usize| {
-        let (optr, lptrs) = ptrs.get();
-        let n_leaves = c.leaves.len();
-        let mut leaf_bufs: Vec<Vec<T>> = vec![vec![T::ZERO; BLOCK]; n_leaves];
-        let mut regs: Vec<Vec<T>> = vec![vec![T::ZERO; BLOCK]; c.code.len()];
-        let outer = &w.sizes[..w.sizes.len() - 1];
-        let mut idx = vec![0usize; outer.len()];
-        // Unravel r0 (row-major over the outer dims).
-        let mut r = r0;
-        for d in (0..outer.len()).rev() {
-            idx[d] = r % outer[d];
-            r /= outer[d];
-        }
-        let n_ops = w.offsets.len();
-        let mut base: Vec<isize> = (0..n_ops)
-            .map(|o| {
-                w.offsets[o]
-                    + idx
-                        .iter()
-                        .enumerate()
-                        .map(|(d, &i)| i as isize * w.strides[o][d])
-                        .sum::<isize>()
-            })
-            .collect();
-        let id = w.sizes.len() - 1;
-        for _ in r0..r1 {
-            let mut start = i0;
-            while start < i1 {
-                let len = BLOCK.min(i1 - start);
-                // Leaves as slices, scalars or gathered blocks.
-                let mut ops: SmallVec<[Opnd<'_, T>; 4]> = SmallVec::new();
-                for (l, buf) in leaf_bufs.iter_mut().enumerate() {
-                    let s = w.strides[l + 1][id];
-                    let at = base[l + 1] + start as isize * s;
-                    // SAFETY: `at + i*s` for `i < len` addresses an element of the leaf's
-                    // broadcast layout, which lies inside its storage (tensor invariant;
-                    // broadcast dims have stride 0); the storage is borrowed for reading.
-                    unsafe {
-                        let p = (*lptrs.add(l)).offset(at);
-                        if s == 1 {
-                            ops.push(Opnd::Slice(std::slice::from_raw_parts(p, len)));
-                        } else if s == 0 {
-                            ops.push(Opnd::Scalar(*p));
-                        } else {
-                            for (i, b) in buf[..len].iter_mut().enumerate() {
-                                *b = *p.offset(i as isize * s);
-                            }
-                            ops.push(Opnd::Slice(std::slice::from_raw_parts(buf.as_ptr(), len)));
-                        }
-                    }
-                }
-                for (i, (op, args)) in c.code.iter().enumerate() {
-                    let (done, rest) = regs.split_at_mut(i);
-                    let a: SmallVec<[Opnd<'_, T>; 3]> = args
-                        .iter()
-                        .map(|s| match *s {
-                            Src::Leaf(l) => ops[l],
-                            Src::Reg(j) => Opnd::Slice(&done[j][..len]),
-                            Src::Imm(v) => Opnd::Scalar(T::from_scalar(v)),
-                        })
-                        .collect();
-                    // Checked when compiled: arities are the table's.
-                    let _ = eval(*op, &mut rest[0][..len], &a);
-                }
-                let res = &regs[c.code.len() - 1][..len];
-                let s = w.strides[0][id];
-                // SAFETY: the output elements of this row block are inside its storage
-                // (tensor invariant), no other task writes them (rows are disjoint in a
-                // non-overlapping layout), and the storage is borrowed exclusively.
-                unsafe {
-                    let p = optr.offset(base[0] + start as isize * s);
-                    if s == 1 {
-                        std::ptr::copy_nonoverlapping(res.as_ptr(), p, len);
-                    } else {
-                        for (i, &v) in res.iter().enumerate() {
-                            *p.offset(i as isize * s) = v;
-                        }
-                    }
-                }
-                start += len;
-            }
-            // Next row.
-            for d in (0..outer.len()).rev() {
-                idx[d] += 1;
-                for (o, b) in base.iter_mut().enumerate() {
-                    *b += w.strides[o][d];
-                }
-                if idx[d] < outer[d] {
-                    break;
-                }
-                for (o, b) in base.iter_mut().enumerate() {
-                    *b -= w.strides[o][d] * outer[d] as isize;
-                }
-                idx[d] = 0;
-            }
-        }
-    };
-    // Arity check once (the evaluation loop ignores `eval`'s result).
-    for (op, args) in &c.code {
-        let want = op.def().arity;
-        if args.len() != want || !FUSABLE.contains(op) {
-            return Err(Error::invalid(format!("internal: {op} in a fused chain")));
-        }
-    }
-    let threads = rayon::current_num_threads();
-    let tasks = threads * cfg.tasks_per_thread.max(1);
-    if threads < 2 || (numel as usize) < 2 * cfg.grain_size.max(1) {
-        run_rows(0, rows, 0, inner);
-    } else if rows > 1 {
-        let tasks = tasks.min(rows);
-        let per = rows.div_ceil(tasks);
-        (0..tasks)
-            .into_par_iter()
-            .for_each(|t| run_rows((t * per).min(rows), ((t + 1) * per).min(rows), 0, inner));
-    } else {
-        // One row: split it into ranges of whole blocks.
-        let blocks = inner.div_ceil(BLOCK);
-        let per = blocks.div_ceil(tasks.min(blocks)) * BLOCK;
-        (0..inner.div_ceil(per))
-            .into_par_iter()
-            .for_each(|t| run_rows(0, 1, t * per, ((t + 1) * per).min(inner)));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -657,33 +448,52 @@ mod tests {
     fn summaries_number_steps_from_one() {
         let plan = FusionPlan {
             chains: vec![
+                FusedChain::elementwise(vec![1, 2, 3]),
+                FusedChain::elementwise(vec![4, 6]),
                 FusedChain {
-                    steps: vec![1, 2, 3],
+                    steps: vec![7, 8, 9],
+                    kind: ChainKind::Reduction { writes_input: true },
                 },
-                FusedChain { steps: vec![4, 6] },
+                FusedChain {
+                    steps: vec![10, 12],
+                    kind: ChainKind::Reduction {
+                        writes_input: false,
+                    },
+                },
             ],
         };
-        assert_eq!(plan.summary(), vec!["steps 2-4 fused", "steps 5, 7 fused"]);
-        assert_eq!(plan.step_numbers(), vec![vec![2, 3, 4], vec![5, 7]]);
-        assert_eq!(plan.to_string(), "steps 2-4 fused; steps 5, 7 fused");
+        assert_eq!(
+            plan.summary(),
+            vec![
+                "steps 2-4 fused",
+                "steps 5, 7 fused",
+                "steps 8-10 fused (reduction 10 in the loop, 9 written)",
+                "steps 11, 13 fused (reduction 13 in the loop)"
+            ]
+        );
+        assert_eq!(
+            FusionPlan {
+                chains: plan.chains[..2].to_vec()
+            }
+            .to_string(),
+            "steps 2-4 fused; steps 5, 7 fused"
+        );
+        assert_eq!(
+            plan.step_numbers(),
+            vec![vec![2, 3, 4], vec![5, 7], vec![8, 9, 10], vec![11, 13]]
+        );
         assert_eq!(FusionPlan::default().to_string(), "no fusion");
     }
 
     #[test]
-    fn the_walk_follows_memory_order_and_coalesces() {
-        // Channels-last [2, 4, 3, 3] output and input, plus a [4, 1, 1] broadcast operand.
-        let (sizes, cl) = ([2i64, 4, 3, 3], vec![36i64, 1, 12, 4]);
-        let ops = vec![(cl.clone(), 0), (cl.clone(), 0), (vec![0, 1, 0, 0], 0)];
-        let w = walk(&sizes, &cl, &ops).unwrap();
-        // N, H, W coalesced (the broadcast operand allows it: stride 0 along all three),
-        // then C innermost.
-        assert_eq!(w.sizes, vec![18, 4]);
-        assert_eq!(w.strides[0], vec![4, 1]);
-        assert_eq!(w.strides[2], vec![0, 1]);
-        // Fully contiguous operands coalesce into one dim.
-        let c = vec![36i64, 9, 3, 1];
-        let w = walk(&sizes, &c, &[(c.clone(), 0), (c.clone(), 5)]).unwrap();
-        assert_eq!(w.sizes, vec![72]);
-        assert_eq!(w.offsets, vec![0, 5]);
+    fn plans_without_a_kind_read_as_elementwise() {
+        let plan: FusionPlan = serde_json::from_str(r#"{"chains": [{"steps": [1, 2]}]}"#).unwrap();
+        assert_eq!(plan.chains, vec![FusedChain::elementwise(vec![1, 2])]);
+        let r = FusedChain {
+            steps: vec![0, 1],
+            kind: ChainKind::Reduction { writes_input: true },
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<FusedChain>(&json).unwrap(), r);
     }
 }

@@ -42,11 +42,19 @@
 //!
 //! # Fusion
 //!
-//! [`plan_fusion`] decides, from the program and its traced layouts, which elementwise
-//! chains run as one pass ([`FusionPlan`]; printed as `steps 2-3 fused`); the executor runs
-//! them when [`RunOptions::fusion`] is given (rules and evaluator in `fuse.rs`): an
-//! intermediate read by one later elementwise step of the same sizes and dtype is never
-//! materialized.
+//! [`plan_fusion`] decides, from the program and its traced layouts, which chains run as one
+//! pass ([`FusionPlan`], serde-serializable for artifacts; printed as `steps 2-3 fused`, or
+//! `steps 2-4 fused (reduction 4 in the loop, 3 written)`); the executor runs them when
+//! [`RunOptions::fusion`] is given (rules in `fuse.rs`, the block evaluator in `blocks.rs`):
+//! an intermediate read by one later elementwise step of the same sizes and dtype is never
+//! materialized, and a chain feeding a `sum`/`mean`/`amax`/`amin`/`prod` of its root is
+//! evaluated inside the reduction's loop (each block folded as it is computed, with the
+//! reduction kernels' leaf fold and pairwise cascade, so an f32 sum still accumulates in
+//! f64). Softmax runs `sub, exp, sum` as one pass that writes `exp` once (the `div` reads it
+//! again) and reduces it from registers; layer norm evaluates `mul(c, c)` inside the second
+//! `mean` and fuses `add eps, sqrt`; the conv epilogue fuses `add, relu`, its rows of 64
+//! channels merged into one row along which the `[64, 1, 1]` bias is periodic (one
+//! pre-tiled buffer per task instead of a block per 64-element row).
 //!
 //! The plan is decided at compile time: each [`ProgramSpecialization`] holds the plan of
 //! its symbolic trace (sizes compared as expressions, so it holds at every binding the
@@ -55,25 +63,43 @@
 //! artifact stores it per specialization and the loader verifies it against the plan of
 //! the re-trace at the trace point (a file without it gets that plan); `symstride guards`
 //! and `check` show it, `symstride run` and Python's `Artifact.run` use it (`--no-fuse`,
-//! `run_with(..., fuse=False)`: step by step). Softmax fuses `sub, exp` (its `exp` has two readers), layer norm `add eps,
-//! sqrt`, the conv epilogue `add, relu`. Not done: evaluating a chain inside a reduction
-//! loop (layer norm's `mul(c, c)` feeding `mean` still materializes).
+//! `run_with(..., fuse=False)`: step by step).
 //!
-//! Measured with `symstride bench --threads 2 --reps 7` on this machine while shared
-//! (load average 10-12 on 2 cores, so medians are noisy; the 2-thread copy of 64 MiB, the
-//! reference, took 28 ms instead of its usual ~3 ms), medians (min):
+//! Measured after these changes with `symstride bench --threads 2 --cpu-time --only X`
+//! (three runs, each scenario group in its own invocation right after `memcpy_64MiB`, under
+//! `flock /work/bench.lock`; the machine shared with four compiling agents, load average
+//! 11-12, so `--cpu-time`), medians (range):
 //!
-//! | scenario | step by step | fused |
-//! |---|---|---|
-//! | `conv_epilogue_cl_6M` | 21.9 ms (12.1) | 19.3 ms (4.7) |
-//! | `layernorm_16M` | 170.5 ms (158.8) | 166.9 ms (148.4) |
-//! | `softmax_lastdim_16M` | 255.3 ms (251.8) | 282.5 ms (259.4) |
+//! | scenario | step by step | fused | before (19:57, quiet machine, wall): step / fused |
+//! |---|---|---|---|
+//! | `conv_epilogue_cl_6M` | 1.60 ms (1.51-1.83) | 1.60 ms (1.53-1.62) | 1.31 / 1.96 ms |
+//! | `layernorm_16M` | 9.21 ms (7.85-9.57) | 8.56 ms (7.37-8.95) | 9.61 / 9.49 ms |
+//! | `softmax_lastdim_16M` | 19.58 ms (19.29-20.06) | 19.53 ms (19.42-20.40) | 22.20 / 19.62 ms |
+//! | `memcpy_64MiB` | 1.93 ms (1.78-2.31) | | 2.43 ms |
 //!
-//! The first version allocated the per-block operand lists on the heap: the conv epilogue
-//! (rows of 64 channels) ran at 50.7 ms fused against 16.7 ms step by step; small inline
-//! vectors fixed it. Softmax is bound by `exp` (16M scalar `expf` calls), which fusion does
-//! not change; it does not reach `torch.softmax` (219 ms under the same load, PyTorch eager
-//! composite 487 ms; `scripts/torch_bench.py` times these in PyTorch).
+//! * The conv epilogue: the fused pass was 1.5x the step-by-step time (per 64-element row:
+//!   operand set-up, one block per row); with the periodic merge and non-temporal stores
+//!   for outputs of at least 8 MiB (the op kernels' `kernel::streamed`) it equals it. PyTorch
+//!   eager took 3.03 ms (quiet machine), so "half of eager" is 1.5 ms; reading and writing
+//!   the 24 MiB operand once at the copy's bandwidth of the same runs (128 MiB in
+//!   1.78-2.31 ms) is 0.67-0.87 ms, so the target is physically reachable but not yet met
+//!   reliably under this load (both ways are ~1.8x the one-pass bound).
+//! * Layer norm: evaluating `mul(c, c)` inside the `mean` saves writing and re-reading
+//!   `sq` (64 MiB each): 5-8% in these runs.
+//! * Softmax: bound by `exp` (16M scalar `expf` calls, ~1 ns each per thread), which fusion
+//!   does not change. With the written `exp` result stored non-temporally (as the op kernels
+//!   store outputs of at least 8 MiB) the fused run was 5-7% *slower* than step by step in
+//!   all three runs (20.58-21.13 against 19.46-20.14 ms): the following `div` then reads it
+//!   from DRAM instead of the 260 MiB L3. With plain stores for a reduction chain's written
+//!   root (kept) both take the same time (the softmax row above, three more runs). Both meet
+//!   the issue's target (`torch.softmax`: 32.3 ms, quiet machine). A vectorizable f32 `exp`
+//!   (issue item 3) was not written; it is what would move softmax.
+//!
+//! Earlier (first version): the per-block operand lists were heap-allocated and the conv
+//! epilogue ran at 50.7 ms fused against 16.7 ms step by step under load; small inline
+//! vectors fixed it. Tried for reduction chains and not taken: recomputing a root that has
+//! other readers in each reader's chain (same bytes read, the chain evaluated twice).
+//! `scripts/torch_bench.py` times these programs in PyTorch.
 //!
 //! # Against PyTorch
 //!
@@ -109,12 +135,14 @@
 //! | `dispatch.rs` | [`ProgramDispatcher`]: bind (the single-op binder), first admitting specialization, instantiate every value; re-trace on a miss |
 //! | `artifact.rs` | [`ProgramArtifact`] (format version 2), verified on load by re-tracing; [`AnyArtifact`] reads version 1 or 2 |
 //! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data (the per-element reference) |
-//! | `fuse.rs` | [`FusionPlan`]: which elementwise chains run as one pass ([`plan_fusion`], [`check_fusion`]), and the block evaluator |
+//! | `fuse.rs` | [`FusionPlan`]: which chains run as one pass, elementwise or feeding a reduction ([`plan_fusion`], [`check_fusion`]) |
+//! | `blocks.rs` | the block evaluator of fused chains: memory-order walk, periodic broadcast operands, writes or folds each block |
 //! | `run.rs` | [`run_program`]: every step through the vectorized kernels, views aliasing, dead buffers reused |
 //! | `cover.rs` | [`cover_program`]: the `--cover` proof (`aot`'s, generic over [`crate::aot::CoverTarget`]) over a program's traces |
 //! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
 
 mod artifact;
+mod blocks;
 mod cover;
 mod dispatch;
 mod exec;
@@ -146,7 +174,9 @@ pub use dispatch::{
     ProgramValues, DEMO_PROGRAM_JSON,
 };
 pub use exec::{execute, fill_value, Data, Executed};
-pub use fuse::{check_fusion, plan_fusion, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK};
+pub use fuse::{
+    check_fusion, plan_fusion, ChainKind, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK,
+};
 pub use run::{
     fill_inputs, run_program, run_program_fused, run_program_planned, run_program_stats,
     run_program_with, tensor_values, RunOptions, RunStats,

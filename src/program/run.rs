@@ -34,8 +34,9 @@
 //! internally (inputs converted to the computation dtype) are not part of this accounting.
 //! [`RunStats`] reports what was allocated and what was reused.
 
+use super::blocks::{run_chain, Sink};
 use super::exec::fill_value;
-use super::fuse::{check_fusion, compile, run_chain, FusionPlan};
+use super::fuse::{check_fusion, compile, ChainKind, FusionPlan};
 use super::spec::{Program, StepArg, StepOp};
 use super::stepplan::StepPlan;
 use super::trace::{in_step, Value};
@@ -416,9 +417,54 @@ fn run_inner(
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;
+                let fc = &fusion.chains[c];
+                let root = n_in + *fc.members().last().unwrap_or(&k);
                 let (out, _) = target(&values[me], me, &live, &mut free, &mut stats)?;
-                run_chain(chain, &leaves, &out, cfg).map_err(|e| in_step(e, label))?;
-                stats.fused_steps += fusion.chains[c].steps.len();
+                let sizes = &values[root].sizes;
+                match fc.kind {
+                    ChainKind::Elementwise => {
+                        run_chain(chain, &leaves, Sink::Write(&out), sizes, cfg)
+                            .map_err(|e| in_step(e, label))?;
+                    }
+                    ChainKind::Reduction { writes_input } => {
+                        let StepOp::Reduce(op) = p.steps[k].op else {
+                            return Err(Error::invalid("internal: a reduction chain's root"));
+                        };
+                        let v = &values[root];
+                        let spec = crate::iter::TensorSpec::new(
+                            v.sizes.clone(),
+                            v.strides.clone(),
+                            v.dtype.element_size(),
+                        );
+                        let m = reduction_meta(
+                            op,
+                            &spec,
+                            v.dtype,
+                            &step_dims(&p.steps[k])?,
+                            p.steps[k].keepdim,
+                        )
+                        .map_err(|e| in_step(e, label))?;
+                        let write = if writes_input {
+                            Some(target(v, root, &live, &mut free, &mut stats)?.0)
+                        } else {
+                            None
+                        };
+                        let sink = Sink::Reduce {
+                            op,
+                            mask: &m.mask,
+                            out: &out,
+                            write: write.as_ref(),
+                        };
+                        run_chain(chain, &leaves, sink, sizes, cfg)
+                            .map_err(|e| in_step(e, label))?;
+                        if let Some(t) = write {
+                            let r = &p.steps[root - n_in].label;
+                            check_layout(r, &t, v, Some(v.offset))?;
+                            tensors[root] = Some(t);
+                        }
+                    }
+                }
+                stats.fused_steps += fc.steps.len();
                 out
             }
             None => run_step(
@@ -560,14 +606,7 @@ fn run_step(
         }
         StepOp::Reduce(op) => {
             let x = arg(0)?;
-            let dims = match st.args.get(1) {
-                None | Some(StepArg::Null) => Dims::All,
-                Some(StepArg::Int(e)) => Dims::One(e.as_const().unwrap_or(0)),
-                Some(StepArg::Ints(es)) => {
-                    Dims::List(es.iter().map(|e| e.as_const().unwrap_or(0)).collect())
-                }
-                Some(other) => return Err(Error::invalid(format!("bad dim {other:?}"))),
-            };
+            let dims = step_dims(st)?;
             let (out, _) = target(v, me, live, free, stats)?;
             let flat_arg = matches!(op, ReductionOp::Argmax | ReductionOp::Argmin)
                 && dims == Dims::All
@@ -631,6 +670,18 @@ fn run_step(
             Ok(out)
         }
     }
+}
+
+/// The `dim` argument of a reduction step.
+fn step_dims(st: &super::spec::Step) -> Result<Dims> {
+    Ok(match st.args.get(1) {
+        None | Some(StepArg::Null) => Dims::All,
+        Some(StepArg::Int(e)) => Dims::One(e.as_const().unwrap_or(0)),
+        Some(StepArg::Ints(es)) => {
+            Dims::List(es.iter().map(|e| e.as_const().unwrap_or(0)).collect())
+        }
+        Some(other) => return Err(Error::invalid(format!("bad dim {other:?}"))),
+    })
 }
 
 /// Runs reduction `op` of `x` over `dims` into the dense `out` (its sizes and dtype are the

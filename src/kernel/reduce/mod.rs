@@ -444,20 +444,22 @@ macro_rules! multiversion {
 
 /// A pairwise cascade (binary counter): pushing `n` leaves keeps `O(log n)` partial results,
 /// merging two of equal rank, earlier first.
-struct Cascade<A> {
+pub(crate) struct Cascade<A> {
     stack: SmallVec<[(A, u32); 40]>,
 }
 
 impl<A: Copy> Cascade<A> {
+    /// An empty cascade.
     #[inline(always)]
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Cascade {
             stack: SmallVec::new(),
         }
     }
 
+    /// Pushes the next leaf's accumulator.
     #[inline(always)]
-    fn push(&mut self, a: A, combine: impl Fn(A, A) -> A) {
+    pub(crate) fn push(&mut self, a: A, combine: impl Fn(A, A) -> A) {
         let mut cur = (a, 0u32);
         while let Some(&(top, rank)) = self.stack.last() {
             if rank != cur.1 {
@@ -469,8 +471,9 @@ impl<A: Copy> Cascade<A> {
         self.stack.push(cur);
     }
 
+    /// Combines what is left, earlier first (`identity` when nothing was pushed).
     #[inline(always)]
-    fn finish(self, identity: A, combine: impl Fn(A, A) -> A) -> A {
+    pub(crate) fn finish(self, identity: A, combine: impl Fn(A, A) -> A) -> A {
         let mut it = self.stack.into_iter();
         match it.next() {
             None => identity,
@@ -515,6 +518,21 @@ unsafe fn leaf<T: Copy, R: Reducer<T>>(isa: Isa, r: &R, xs: &[T], first: i64) ->
         }
     }
     r.combine(acc[0], tail)
+}
+
+/// One contiguous run folded as the kernels fold a leaf (the reducer's hand-written AVX2
+/// fold when it has one and `simd` and the CPU allow it, else [`LANES`] accumulators): for
+/// callers that compute the values themselves (a fused chain feeding a reduction) and
+/// combine the leaves with a [`Cascade`], so they keep this module's accuracy contract.
+#[inline]
+pub(crate) fn fold_run<T: Copy, R: Reducer<T>>(
+    r: &R,
+    xs: &[T],
+    first: i64,
+    simd: super::config::Simd,
+) -> R::Acc {
+    // SAFETY: `Isa::select` returns `Isa::Avx2` only when the CPU reports AVX2 and FMA.
+    unsafe { leaf(Isa::select(simd), r, xs, first) }
 }
 
 /// One leaf of a strided run (`n` values, `stride` elements apart): four accumulators.
