@@ -332,9 +332,10 @@ def test_fused_chains_run_like_step_by_step():
                       {"let": "y", "op": "sub", "args": ["r", "m"]}],
             "outputs": ["y", "m"]}
     art = ss.compile(spec)
-    # Steps 1-3 (mul, add, relu) fuse; `r` has two readers, so step 5 runs on its own.
-    assert art.fused() == [[1, 2, 3]]
-    assert ss.Artifact.from_json(art.to_json()).fused() == [[1, 2, 3]]
+    # Steps 1-4 fuse: mul, add, relu evaluated inside the amax's loop, `r` written once
+    # there for step 5 (its second reader), which runs on its own.
+    assert art.fused() == [[1, 2, 3, 4]]
+    assert ss.Artifact.from_json(art.to_json()).fused() == [[1, 2, 3, 4]]
     rng = np.random.default_rng(5)
     for n, d, transposed in [(3, 8, False), (5, 300, False), (4, 7, True), (1, 1, False)]:
         v = rng.standard_normal((n, d)).astype(np.float32)
