@@ -12,7 +12,7 @@
 use super::spec::{Program, StepArg, StepOp};
 use super::trace::{concrete, in_step, Value};
 use crate::op::{self, narrow, Arg, Dest, Op};
-use crate::reduce::{reduction_meta, Dims};
+use crate::reduce::reduction_meta;
 use crate::sym::Bindings;
 use crate::tensor::Scalar;
 use crate::{DType, Error, Result};
@@ -190,14 +190,7 @@ fn reduce_step(ex: &mut Executed, p: &Program, k: usize) -> Result<()> {
         return Err(Error::invalid("internal: reduction of a non-value"));
     };
     let x = ex.layouts[xi].clone();
-    let dims = match st.args.get(1) {
-        None | Some(StepArg::Null) => Dims::All,
-        Some(StepArg::Int(e)) => Dims::One(e.as_const().unwrap_or(0)),
-        Some(StepArg::Ints(es)) => {
-            Dims::List(es.iter().map(|e| e.as_const().unwrap_or(0)).collect())
-        }
-        Some(other) => return Err(Error::invalid(format!("bad dim {other:?}"))),
-    };
+    let dims = st.reduction_dims()?;
     let input =
         crate::iter::TensorSpec::new(x.sizes.clone(), x.strides.clone(), x.dtype.element_size())
             .with_offset(x.offset);

@@ -440,7 +440,7 @@ fn run_inner(
                             op,
                             &spec,
                             v.dtype,
-                            &step_dims(&p.steps[k])?,
+                            &p.steps[k].reduction_dims()?,
                             p.steps[k].keepdim,
                         )
                         .map_err(|e| in_step(e, label))?;
@@ -606,7 +606,7 @@ fn run_step(
         }
         StepOp::Reduce(op) => {
             let x = arg(0)?;
-            let dims = step_dims(st)?;
+            let dims = st.reduction_dims()?;
             let (out, _) = target(v, me, live, free, stats)?;
             let flat_arg = matches!(op, ReductionOp::Argmax | ReductionOp::Argmin)
                 && dims == Dims::All
@@ -670,18 +670,6 @@ fn run_step(
             Ok(out)
         }
     }
-}
-
-/// The `dim` argument of a reduction step.
-fn step_dims(st: &super::spec::Step) -> Result<Dims> {
-    Ok(match st.args.get(1) {
-        None | Some(StepArg::Null) => Dims::All,
-        Some(StepArg::Int(e)) => Dims::One(e.as_const().unwrap_or(0)),
-        Some(StepArg::Ints(es)) => {
-            Dims::List(es.iter().map(|e| e.as_const().unwrap_or(0)).collect())
-        }
-        Some(other) => return Err(Error::invalid(format!("bad dim {other:?}"))),
-    })
 }
 
 /// Runs reduction `op` of `x` over `dims` into the dense `out` (its sizes and dtype are the

@@ -9,7 +9,7 @@ use super::trace::in_step;
 use crate::aot::Spec;
 use crate::layout::MemoryFormat;
 use crate::op::Op;
-use crate::reduce::ReductionOp;
+use crate::reduce::{Dims, ReductionOp};
 use crate::sym::{Bindings, Expr};
 use crate::tensor::Scalar;
 use crate::view::ViewOp;
@@ -88,6 +88,21 @@ pub struct Step {
     pub dtype: Option<DType>,
     /// `step k (op let = op(args))`, for guard reasons and errors.
     pub label: String,
+}
+
+impl Step {
+    /// The `dim` argument of a reduction step at run time (parsing made every dim a
+    /// constant): all dims when absent or `null`.
+    pub(crate) fn reduction_dims(&self) -> Result<Dims> {
+        Ok(match self.args.get(1) {
+            None | Some(StepArg::Null) => Dims::All,
+            Some(StepArg::Int(e)) => Dims::One(e.as_const().unwrap_or(0)),
+            Some(StepArg::Ints(es)) => {
+                Dims::List(es.iter().map(|e| e.as_const().unwrap_or(0)).collect())
+            }
+            Some(other) => return Err(Error::invalid(format!("bad dim {other:?}"))),
+        })
+    }
 }
 
 /// A validated program.
