@@ -5,7 +5,7 @@
 use serde_json::Value as Json;
 use symstride::aot::{Artifact, CompileOptions, Spec};
 use symstride::program::{
-    concrete, input_layouts, AnyArtifact, Program, ProgramArtifact, ProgramDispatcher,
+    concrete, input_layouts, AnyArtifact, Fuse, Program, ProgramArtifact, ProgramDispatcher,
 };
 use symstride::sym::Bindings;
 
@@ -470,10 +470,10 @@ fn dispatcher_runs_fused_chains_like_step_by_step() {
             };
             let cfg = ExecConfig::default().with_grain_size(4);
             let fused = d
-                .run_with(fill_inputs(&p, &values).unwrap(), &cfg, true)
+                .run_with(fill_inputs(&p, &values).unwrap(), &cfg, Fuse::Chains)
                 .unwrap();
             let plain = d
-                .run_with(fill_inputs(&p, &values).unwrap(), &cfg, false)
+                .run_with(fill_inputs(&p, &values).unwrap(), &cfg, Fuse::StepByStep)
                 .unwrap();
             let members: usize = fused.fusion.chains.iter().map(|c| c.steps.len()).sum();
             assert_eq!(fused.stats.fused_steps, members, "{} at {pt:?}", p.name);

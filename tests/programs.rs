@@ -459,17 +459,17 @@ fn dispatched_fused_equals_step_by_step(
 ) -> Result<(), String> {
     use symstride::kernel::ExecConfig;
     use symstride::program::{
-        fill_inputs, tensor_values, ProgramArtifact, ProgramDispatcher, ProgramRun,
+        fill_inputs, tensor_values, Fuse, ProgramArtifact, ProgramDispatcher, ProgramRun,
     };
     let d = ProgramDispatcher::new(ProgramArtifact::compile(p).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     let cfg = ExecConfig::default().with_grain_size(8);
-    let run = |fuse: bool| -> Result<ProgramRun, String> {
+    let run = |fuse: Fuse| -> Result<ProgramRun, String> {
         let inputs = fill_inputs(p, values).map_err(|e| e.to_string())?;
         pool.install(|| d.run_with(inputs, &cfg, fuse))
-            .map_err(|e| format!("dispatched run (fuse {fuse}): {e}"))
+            .map_err(|e| format!("dispatched run ({fuse:?}): {e}"))
     };
-    let (fused, plain) = (run(true)?, run(false)?);
+    let (fused, plain) = (run(Fuse::Chains)?, run(Fuse::StepByStep)?);
     let spec = d
         .specialization(fused.dispatched.specialization)
         .ok_or("no specialization")?;

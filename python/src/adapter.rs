@@ -24,8 +24,8 @@ use std::ptr::NonNull;
 use symstride::kernel::ExecConfig;
 use symstride::op::AnyTensor;
 use symstride::program::{
-    concrete, input_layouts, plan_fusion, run_program_with, FusionPlan, InputStrides, Program,
-    ProgramArtifact, ProgramDispatcher, RunOptions, Value,
+    concrete, input_layouts, plan_fusion, run_program_with, Fuse, FusionPlan, InputStrides,
+    Program, ProgramArtifact, ProgramDispatcher, RunOptions, Value,
 };
 use symstride::sym::{Bindings, Expr, Guard};
 use symstride::tensor::{Element, Storage, Tensor};
@@ -155,7 +155,11 @@ impl Compiled {
             if !retrace && self.dispatcher.lookup(&vals)?.is_none() {
                 return Ok(None);
             }
-            let r = self.dispatcher.run_with(inputs, cfg, fuse)?;
+            let r = self.dispatcher.run_with(
+                inputs,
+                cfg,
+                if fuse { Fuse::Chains } else { Fuse::StepByStep },
+            )?;
             return Ok(Some(Ran {
                 outputs: r.outputs,
                 values: r.values,

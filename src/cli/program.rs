@@ -12,8 +12,8 @@ use symstride::aot::{fmt_bytes, CoverOptions};
 use symstride::kernel::ExecConfig;
 use symstride::program::golden::TOLERANCE;
 use symstride::program::{
-    execute, fill_inputs, input_layouts, tensor_values, Program, ProgramArtifact, ProgramDispatch,
-    ProgramDispatcher, Value, DEMO_PROGRAM_JSON,
+    execute, fill_inputs, input_layouts, tensor_values, Fuse, Program, ProgramArtifact,
+    ProgramDispatch, ProgramDispatcher, Value, DEMO_PROGRAM_JSON,
 };
 use symstride::sym::Bindings;
 use symstride::tensor::Scalar;
@@ -378,7 +378,17 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
     progress.set("executing every step through the kernels");
     let cfg = ExecConfig::default();
     let t = Instant::now();
-    let ran = super::run::with_threads(o.threads, || d.run_with(inputs, &cfg, !o.no_fuse))??;
+    let ran = super::run::with_threads(o.threads, || {
+        d.run_with(
+            inputs,
+            &cfg,
+            if o.no_fuse {
+                Fuse::StepByStep
+            } else {
+                Fuse::Chains
+            },
+        )
+    })??;
     let outs = ran.outputs;
     let exec_time = t.elapsed();
     let mut checked = 0usize;

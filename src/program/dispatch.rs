@@ -233,21 +233,21 @@ impl ProgramDispatcher {
     }
 
     /// Executes the program on `inputs` (one tensor per input, in order), fused:
-    /// [`Self::run_with`] with `fuse` on. Returns the outputs in `program().outputs` order,
+    /// [`Self::run_with`] with [`Fuse::Chains`]. Returns the outputs in `program().outputs` order,
     /// and how the call was served.
     pub fn run(
         &self,
         inputs: Vec<AnyTensor>,
         cfg: &ExecConfig,
     ) -> Result<(Vec<AnyTensor>, Dispatched)> {
-        let r = self.run_with(inputs, cfg, true)?;
+        let r = self.run_with(inputs, cfg, Fuse::Chains)?;
         Ok((r.outputs, r.dispatched))
     }
 
     /// Executes the program on `inputs` (one tensor per input, in order): bind their
     /// layouts, dispatch (every value's layout and every op's and reduction's kernel plan
     /// from the specialization's one straight-line program; a re-trace on a miss), then run
-    /// ([`run_program_with`]): with `fuse`, the specialization's fused chains one pass each
+    /// ([`run_program_with`]): with [`Fuse::Chains`], the specialization's fused chains one pass each
     /// (its [`FusionPlan`], decided at its trace), every other op and reduction from its
     /// stored plan, without planning again; without, every step from its plan. Views alias
     /// their base, dead intermediate buffers are reused.
@@ -255,8 +255,9 @@ impl ProgramDispatcher {
         &self,
         inputs: Vec<AnyTensor>,
         cfg: &ExecConfig,
-        fuse: bool,
+        fuse: Fuse,
     ) -> Result<ProgramRun> {
+        let fuse = fuse == Fuse::Chains;
         let mut values = Vec::new();
         let mut plans = Vec::new();
         let mut fusion = FusionPlan::default();
@@ -310,6 +311,17 @@ impl ProgramDispatcher {
     }
 }
 
+/// How [`ProgramDispatcher::run_with`] executes the steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fuse {
+    /// The specialization's fused chains one pass each (its [`FusionPlan`]), every other
+    /// step from its stored plan.
+    #[default]
+    Chains,
+    /// Every step on its own from its stored plan (`--no-fuse`, Python's `fuse=False`).
+    StepByStep,
+}
+
 /// What [`ProgramDispatcher::run_with`] did.
 #[derive(Clone, Debug)]
 pub struct ProgramRun {
@@ -319,7 +331,8 @@ pub struct ProgramRun {
     pub values: Vec<Value<i64>>,
     /// How the call was served (specialization, re-traced or not).
     pub dispatched: Dispatched,
-    /// The chains that ran fused (the specialization's plan; empty without `fuse`).
+    /// The chains that ran fused (the specialization's plan; empty with
+    /// [`Fuse::StepByStep`]).
     pub fusion: FusionPlan,
     /// What was allocated, reused and fused (`fused_steps`).
     pub stats: RunStats,

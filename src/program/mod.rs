@@ -170,7 +170,7 @@ const HEADS: &str = r#"{"name": "heads_bias_sum",
 pub use artifact::{AnyArtifact, ProgramArtifact, ProgramCheck, PROGRAM_FORMAT_VERSION};
 pub use cover::{cover_program, program_cover_domain, program_uncovered_region, ProgramCover};
 pub use dispatch::{
-    compile_demo_program, input_layouts, ProgramDispatch, ProgramDispatcher, ProgramRun,
+    compile_demo_program, input_layouts, Fuse, ProgramDispatch, ProgramDispatcher, ProgramRun,
     ProgramValues, DEMO_PROGRAM_JSON,
 };
 pub use exec::{execute, fill_value, Data, Executed};
