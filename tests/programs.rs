@@ -1019,3 +1019,96 @@ proptest! {
         }
     }
 }
+
+/// The fused conv epilogue (`relu(x + bias)`, channels-last `x` of sizes `[n, c, h, w]`, a
+/// `[c, 1, 1]` bias: one merged row with the bias periodic) against a naive per-element
+/// loop, bit for bit.
+fn check_fused_epilogue(
+    [n, c, h, w]: [i64; 4],
+    threads: usize,
+    simd: symstride::kernel::Simd,
+    seed: u32,
+) -> Result<(), TestCaseError> {
+    use symstride::kernel::ExecConfig;
+    use symstride::program::run_program_fused;
+    use symstride::tensor::{MemoryFormat, Tensor};
+    let spec = format!(
+        r#"{{"name": "epi", "inputs": [{{"name": "x", "sizes": [{n}, {c}, {h}, {w}], "layout": "channels_last"}},
+         {{"name": "bias", "sizes": [{c}, 1, 1], "layout": "contiguous"}}],
+         "steps": [{{"let": "y", "op": "add", "args": ["x", "bias"]}},
+                   {{"let": "r", "op": "relu", "args": ["y"]}}],
+         "outputs": ["r"]}}"#
+    );
+    let p = Program::from_json(&spec).unwrap();
+    let values = concrete(&p, &p.hint_bindings()).unwrap();
+    let fusion = plan_fusion(&p, &values);
+    prop_assert_eq!(fusion.chains.len(), 1);
+    let numel = (n * c * h * w) as usize;
+    let val = |i: usize, k: u32| ((i as u32).wrapping_mul(2654435761) ^ seed ^ k) % 2001;
+    let xs: Vec<f32> = (0..numel).map(|i| val(i, 0) as f32 * 0.01 - 10.0).collect();
+    let bs: Vec<f32> = (0..c as usize)
+        .map(|i| val(i, 7) as f32 * 0.003 - 3.0)
+        .collect();
+    let x = Tensor::from_vec(xs.clone(), &[n, c, h, w]).unwrap();
+    let x = x.to(MemoryFormat::ChannelsLast).unwrap();
+    let b = Tensor::from_vec(bs.clone(), &[c, 1, 1]).unwrap();
+    let cfg = ExecConfig::default().with_grain_size(4096).with_simd(simd);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let (outs, stats) = pool
+        .install(|| run_program_fused(&p, &values, vec![x.into(), b.into()], &fusion, &cfg))
+        .unwrap();
+    prop_assert_eq!(stats.fused_steps, 2);
+    let got = outs[0].typed::<f32>().unwrap().to_vec().unwrap();
+    prop_assert_eq!(got.len(), numel);
+    let plane = (h * w) as usize;
+    for (i, g) in got.iter().enumerate() {
+        let v = xs[i] + bs[(i / plane) % c as usize];
+        let want = if v < 0.0 { 0.0 } else { v };
+        prop_assert_eq!(
+            g.to_bits(),
+            want.to_bits(),
+            "element {} of {:?}",
+            i,
+            [n, c, h, w]
+        );
+    }
+    Ok(())
+}
+
+/// Above the 8 MiB streaming threshold (non-temporal stores straight from the block), with
+/// a period below (64) and above (1027) the block size, at 1-3 threads, with the AVX2 and
+/// the baseline block evaluator.
+#[test]
+fn fused_conv_epilogue_equals_a_naive_loop_when_streamed() {
+    use symstride::kernel::Simd;
+    for sizes in [[2, 64, 130, 131], [1, 1027, 45, 48]] {
+        for threads in 1..=3 {
+            for simd in [Simd::Auto, Simd::Baseline] {
+                check_fused_epilogue(sizes, threads, simd, threads as u32).unwrap();
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// [`check_fused_epilogue`] at random sizes from a few blocks to several, periods below
+    /// and above the block size, 1-3 threads, either evaluator.
+    #[test]
+    fn fused_conv_epilogue_equals_a_naive_loop(
+        n in 1i64..4,
+        c in prop_oneof![1i64..9, 60i64..70, 1020i64..1030],
+        hw in prop_oneof![2i64..8, 20i64..40],
+        threads in 1usize..=3,
+        baseline in any::<bool>(),
+        seed in any::<u32>(),
+    ) {
+        use symstride::kernel::Simd;
+        let simd = if baseline { Simd::Baseline } else { Simd::Auto };
+        check_fused_epilogue([n, c, hw, hw + 3], threads, simd, seed)?;
+    }
+}

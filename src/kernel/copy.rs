@@ -78,6 +78,27 @@ pub(crate) fn copy_prepared<S: Element, O: Element>(mut p: Prepared<2>, cfg: &Ex
         p.shape.swap(1, k);
         p.strides.swap(1, k);
         tiled_copy::<S, O>(&p, cfg);
+    } else if TypeId::of::<S>() == TypeId::of::<O>() && stream_output::<O>(p.numel) {
+        // A large same-type copy: contiguous, non-aliasing rows are copied with
+        // non-temporal stores (`stream_copy`: 25-30% faster than the plain stores of
+        // `memcpy` here), anything else by the unary loop.
+        let e = size_of::<O>() as isize;
+        p.run_then(
+            cfg,
+            &|ptr: &[*mut u8; 2], s: &[isize; 2], n: usize| {
+                if s[0] == e && s[1] == e && ptr[0] != ptr[1] {
+                    // SAFETY: a row of the validated plan: `n` contiguous elements of each
+                    // operand in bounds; distinct starts of two contiguous rows of one
+                    // non-overlapping output and an input that is disjoint from it or
+                    // identical (excluded here) do not overlap.
+                    unsafe { super::loops::stream_copy(ptr[0], ptr[1], n * e as usize) }
+                } else {
+                    // SAFETY: as in `run_prepared1`.
+                    unsafe { super::loops::inner1(&Cast::<S, O>::default(), ptr, s, n) }
+                }
+            },
+            &store_fence,
+        );
     } else {
         run_prepared1(&p, &Cast::<S, O>::default(), cfg);
     }
@@ -592,6 +613,45 @@ mod tests {
                     "{n}x{m} tile {tile} {simd:?} at ({i}, {j})"
                 );
             }
+        }
+    }
+
+    /// Same-type copies of at least 8 MiB of output (rows through `stream_copy`, with
+    /// unaligned row starts and rows with gaps: a narrowed source or output) and a cast of the
+    /// same size (the unary loop), at 1-3 threads, against the elements read one by one.
+    #[test]
+    fn large_contiguous_copies_match_reference() {
+        let (n, m) = (1031i64, 2053i64); // > 2M f32: above the 8 MiB streaming threshold
+        let vals: Vec<f32> = (0..n * m).map(|i| i as f32 * 0.25 - 7.0).collect();
+        let full = Tensor::from_vec(vals, &[n, m]).unwrap();
+        for threads in 1..=3 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let cfg = ExecConfig::default();
+            for (dst_cols, start) in [(m, 0), (m + 5, 0), (m, 3)] {
+                let w = m - start;
+                let src = full.narrow(1, start, w).unwrap();
+                let dst = Tensor::<f32>::zeros(&[n, dst_cols]).unwrap();
+                let dst_view = dst.narrow(1, 0, w).unwrap();
+                pool.install(|| copy_into(&dst_view, &src, &cfg).unwrap());
+                for i in (0..n).step_by(97).chain([n - 1]) {
+                    for j in 0..w {
+                        let (g, want) = (dst.get(&[i, j]).unwrap(), src.get(&[i, j]).unwrap());
+                        assert_eq!(g, want, "{threads} threads, {dst_cols} {start}: ({i}, {j})");
+                    }
+                }
+                if dst_cols > w {
+                    assert_eq!(dst.get(&[5, w]).unwrap(), 0.0, "wrote past a row");
+                }
+            }
+            let dst = Tensor::<f64>::zeros(&[n, m]).unwrap();
+            pool.install(|| copy_into(&dst, &full, &cfg).unwrap());
+            assert_eq!(
+                dst.get(&[n - 1, m - 1]).unwrap(),
+                full.get(&[n - 1, m - 1]).unwrap() as f64
+            );
         }
     }
 

@@ -79,7 +79,28 @@
 //! tile output rows were also tried then without a measured gain (how is not recorded);
 //! measured again now, with one fence per parallel range, they are kept (see below).
 //!
+//! # The copy reference and contiguous copies (`loops::stream_copy`)
+//! Every "vs copy" ratio of `symstride bench` is against `memcpy_64MiB`, now
+//! [`parallel_copy`]: one chunk per thread, each copied with AVX2 loads and non-temporal
+//! stores (SSE2 `movntdq` without AVX2), one `sfence` per chunk. Until 23 Nov 2026 it was
+//! `copy_from_slice` per chunk, i.e. glibc's `memcpy`, which on this machine (2-core KVM
+//! guest, AMD EPYC Zen 5, 32 MiB L3) copies the 32 MiB per-thread chunks with plain stores:
+//! each destination line is read before it is written (read for ownership), three memory
+//! streams for two. A standalone probe (64 MiB, 2 threads, minima of 21-31 runs, several
+//! runs in the same minutes, load average 4-7): glibc `memcpy` 3.3-3.5 ms, AVX2 plain
+//! stores 3.3-3.4, `rep movsb` 2.5-2.8 (medians up to 2x worse), SSE2 non-temporal
+//! 2.6-3.1, **AVX2 non-temporal 2.5-2.6** (kept), PyTorch's `copy_` of the same tensors
+//! (AVX2 loads and plain stores, `perf`) 3.2-3.7 right after. `madvise(MADV_HUGEPAGE)`
+//! changed none of them (PyTorch's buffers are not huge pages either). So the old reference
+//! was ~25-30% slow and every ratio below that was measured against it is ~1.3x too
+//! flattering; the README's table is against the new one. The same `stream_copy` now
+//! serves same-type contiguous copies of at least 8 MiB in the
+//! copy kernel (`contiguous`, `to`, `copy_` of dense tensors: formerly `memcpy`), the
+//! 512-byte bursts of `loops::streamed`, and the fused chains' block stores.
+//!
 //! # Fast paths of issue 15 and the measurements behind them
+//! (Ratios in this list are against the **old** copy reference, glibc `memcpy`; divide them
+//! by ~1.3 for the current one, or read the README's table.)
 //! Measured on the shared 2-core machine (KVM, Intel Xeon with AVX-512, 4 MiB L2 per core)
 //! while four other agents were compiling (load average 9-12): wall times were 5-10x the
 //! quiet-machine figures and useless, so these figures are `symstride bench --threads 2
@@ -147,8 +168,8 @@ mod reduce;
 
 pub use config::{ExecConfig, Simd};
 pub use copy::{execute_copy, Cast};
-pub use loops::{execute_map1, execute_map2, execute_map3, Map1, Map2, Map3};
-pub(crate) use loops::{store_fence, stream_output, streamed};
+pub use loops::{execute_map1, execute_map2, execute_map3, parallel_copy, Map1, Map2, Map3};
+pub(crate) use loops::{store_fence, stream_copy, stream_output};
 pub use ops::{
     abs, add, add_out, addcmul, copy_into, div, div_out, exp, map1, map1_out, map2, map2_out, map3,
     map3_out, maximum, maximum_out, minimum, minimum_out, mul, mul_out, neg, relu, sub, sub_out,

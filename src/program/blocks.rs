@@ -15,8 +15,8 @@
 //! members are evaluated one after another over the block with the op table's own element
 //! functions (`kernel::Add`, `kernel::Exp`, ...), each a vectorizable loop over L1-resident
 //! buffers. Then:
-//! * an elementwise chain writes its root's block to memory (non-temporal stores for large
-//!   outputs, as the op kernels do: `kernel::streamed`);
+//! * an elementwise chain writes its root's block to memory (for outputs of at least 8 MiB,
+//!   as the op kernels, with non-temporal stores straight from the block: `kernel::stream_copy`);
 //! * a chain feeding a reduction folds the block into the output's accumulator with the
 //!   reduction kernels' own leaf fold and pairwise cascade (`kernel::fold_run`,
 //!   `kernel::Cascade`: the f32 sum still accumulates in f64), and writes the block too when
@@ -27,6 +27,12 @@
 //! input's sizes with stride 0 on the reduced dims (as TensorIterator builds it), so the walk
 //! puts the reduced dims innermost and every output is a run of consecutive rows.
 //!
+//! The block evaluation is compiled twice, for the x86-64 baseline (SSE2) and for AVX2
+//! (`#[target_feature]`, chosen at run time under `Simd::Auto`): the member loops are the
+//! same element functions, so the results are identical. The per-member operand list is a
+//! fixed array (it was a collected `SmallVec`, whose out-of-line `extend` took as many
+//! samples as the member loops in `perf`).
+//!
 //! # Parallelism
 //! Rows are spread over rayon tasks above `2 × grain_size` elements (for a reduction: whole
 //! outputs; with fewer outputs than tasks it runs on the calling thread). A single long row
@@ -34,8 +40,8 @@
 
 use super::fuse::{Compiled, Src};
 use crate::kernel::{
-    fold_run, store_fence, stream_output, streamed, Abs, Add, Cascade, Div, ExecConfig, Exp, Map1,
-    Map2, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt, Sub,
+    fold_run, store_fence, stream_copy, stream_output, Abs, Add, Cascade, Div, ExecConfig, Exp,
+    Map1, Map2, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Simd, Sqrt, Sub,
 };
 use crate::op::{AnyElement, AnyTensor, Op};
 use crate::reduce::{Amax, Amin, Mean, Prod, ReduceElement, Reducer, ReductionOp, Sum};
@@ -44,9 +50,14 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
-/// Elements per block of the fused evaluator (per leaf and member buffer: 256 f32 are 1 KiB,
-/// so a chain's buffers stay in L1).
-pub const BLOCK: usize = 256;
+/// Elements per block of the fused evaluator (per leaf and member buffer: 1024 f32 are
+/// 4 KiB, so a chain's few buffers stay in the 48 KiB L1). Measured on the conv epilogue
+/// (see the `program` docs): 256 → 1024 took the fused pass from 1.29-1.37 to 0.80-0.92 ms
+/// (minima, same runs); 512 gave 1.04-1.07, 2048 1.53-1.56 (the buffers spill L1).
+pub const BLOCK: usize = 1024;
+
+/// Most operands of a fusable op (the table's unary and binary elementwise ops).
+const MAX_ARITY: usize = 2;
 
 /// Where a fused chain's result goes.
 pub(crate) enum Sink<'a> {
@@ -127,6 +138,7 @@ fn bin<T: Copy>(o: &mut [T], a: Opnd<'_, T>, b: Opnd<'_, T>, f: impl Fn(T, T) ->
     }
 }
 
+#[inline(always)]
 fn eval<T: FloatElement>(op: Op, o: &mut [T], a: &[Opnd<'_, T>]) -> Result<()> {
     match (op, a) {
         (Op::Neg, [x]) => un(o, *x, |v| Neg.call(v)),
@@ -279,6 +291,35 @@ unsafe impl<T: Send> Send for Ptrs<T> {}
 // SAFETY: as above.
 unsafe impl<T: Sync> Sync for Ptrs<T> {}
 
+/// Where a block is: the leaves' base pointers, the row's operand offsets (`n_out` outputs
+/// first, then the leaves), and the block's `start` and `len` along the innermost dim.
+#[derive(Clone, Copy)]
+struct BlockAt<'a, T> {
+    lptrs: &'a [*const T],
+    base: &'a [isize],
+    n_out: usize,
+    start: usize,
+    len: usize,
+}
+
+impl<'a, T> BlockAt<'a, T> {
+    fn new(
+        lptrs: &'a [*const T],
+        base: &'a [isize],
+        n_out: usize,
+        start: usize,
+        len: usize,
+    ) -> Self {
+        BlockAt {
+            lptrs,
+            base,
+            n_out,
+            start,
+            len,
+        }
+    }
+}
+
 /// Per-task buffers: one block per leaf (gathered, or the pre-tiled period of a periodic
 /// leaf and the base it was tiled from) and one per member.
 struct Scratch<T> {
@@ -305,17 +346,14 @@ impl<T: FloatElement> Scratch<T> {
     /// borrowed for reading), `start + len` at most the innermost size, `len` at most
     /// `w.block()`, and `start` a multiple of `w.period` when there is one.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn block(
-        &mut self,
-        c: &Compiled,
-        w: &Walk,
-        lptrs: &[*const T],
-        base: &[isize],
-        n_out: usize,
-        start: usize,
-        len: usize,
-    ) -> &[T] {
+    unsafe fn block(&mut self, c: &Compiled, w: &Walk, at: BlockAt<'_, T>) -> &[T] {
+        let BlockAt {
+            lptrs,
+            base,
+            n_out,
+            start,
+            len,
+        } = at;
         let id = w.sizes.len() - 1;
         let mut ops: SmallVec<[Opnd<'_, T>; 4]> = SmallVec::new();
         for (l, buf) in self.leaf.iter_mut().enumerate() {
@@ -354,18 +392,67 @@ impl<T: FloatElement> Scratch<T> {
         }
         for (i, (op, args)) in c.code.iter().enumerate() {
             let (done, rest) = self.regs.split_at_mut(i);
-            let a: SmallVec<[Opnd<'_, T>; 3]> = args
-                .iter()
-                .map(|s| match *s {
+            // A fixed array, not a collected SmallVec: per block and member, the collect
+            // (an out-of-line `extend`) cost as much as the member's loop (`perf`).
+            let mut a = [Opnd::Scalar(T::ZERO); MAX_ARITY];
+            for (slot, s) in a.iter_mut().zip(args) {
+                *slot = match *s {
                     Src::Leaf(l) => ops[l],
                     Src::Reg(j) => Opnd::Slice(&done[j][..len]),
                     Src::Imm(v) => Opnd::Scalar(T::from_scalar(v)),
-                })
-                .collect();
-            // Checked before the walk: arities are the table's.
-            let _ = eval(*op, &mut rest[0][..len], &a);
+                };
+            }
+            // Checked before the walk: arities are the table's (at most MAX_ARITY).
+            let _ = eval(*op, &mut rest[0][..len], &a[..args.len().min(MAX_ARITY)]);
         }
         &self.regs[c.code.len() - 1][..len]
+    }
+
+    /// [`Scratch::block`] compiled for AVX2 when `avx2` (the member loops then run 8 f32 per
+    /// instruction instead of SSE2's 4; the results are the same: no FMA contraction, the
+    /// same element functions).
+    ///
+    /// # Safety
+    /// As [`Scratch::block`]; `avx2` only when the CPU reports AVX2 ([`use_avx2`]).
+    #[inline(always)]
+    unsafe fn block_simd(
+        &mut self,
+        avx2: bool,
+        c: &Compiled,
+        w: &Walk,
+        at: BlockAt<'_, T>,
+    ) -> &[T] {
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the caller's contract (AVX2 present).
+            return unsafe { self.block_avx2(c, w, at) };
+        }
+        let _ = avx2;
+        // SAFETY: the caller's contract.
+        unsafe { self.block(c, w, at) }
+    }
+
+    /// # Safety
+    /// As [`Scratch::block`], on a CPU with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn block_avx2(&mut self, c: &Compiled, w: &Walk, at: BlockAt<'_, T>) -> &[T] {
+        // SAFETY: the caller's contract.
+        unsafe { self.block(c, w, at) }
+    }
+}
+
+/// Whether the block evaluator may use AVX2: `simd` allows run-time detection and the CPU
+/// reports it.
+fn use_avx2(simd: Simd) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        simd == Simd::Auto && std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = simd;
+        false
     }
 }
 
@@ -377,15 +464,19 @@ impl<T: FloatElement> Scratch<T> {
 /// borrowed exclusively.
 #[inline(always)]
 unsafe fn store<T: FloatElement>(p: *mut T, s: isize, res: &[T], stream: bool) {
-    if s == 1 {
-        // SAFETY: the caller's contract; the body initializes each chunk from `res`.
+    if s == 1 && stream {
+        // SAFETY: the caller's contract; `res` is a scratch buffer, not the output. Straight
+        // from the block to memory (the block is already in L1; no second buffer).
         unsafe {
-            streamed(p, res.len(), stream, |chunk, i| {
-                for (d, &v) in chunk.iter_mut().zip(&res[i..]) {
-                    d.write(v);
-                }
-            })
+            stream_copy(
+                p as *mut u8,
+                res.as_ptr() as *const u8,
+                std::mem::size_of_val(res),
+            )
         };
+    } else if s == 1 {
+        // SAFETY: the caller's contract; `res` is not the output.
+        unsafe { std::ptr::copy_nonoverlapping(res.as_ptr(), p, res.len()) };
     } else {
         for (i, &v) in res.iter().enumerate() {
             // SAFETY: the caller's contract.
@@ -573,7 +664,7 @@ where
                 return Ok(());
             }
             let w = walk(sizes, &operands, n_out, false);
-            run_write(c, &w, &ptrs, numel as usize, parallel, tasks);
+            run_write(c, &w, &ptrs, numel as usize, parallel, tasks, cfg.simd);
             Ok(())
         }
         Some(op) => {
@@ -630,7 +721,9 @@ fn run_write<T: FloatElement>(
     numel: usize,
     parallel: bool,
     tasks: usize,
+    simd: Simd,
 ) {
+    let avx2 = use_avx2(simd);
     let inner = *w.sizes.last().unwrap_or(&1);
     let rows: usize = w.sizes[..w.sizes.len() - 1].iter().product();
     let lb = w.block();
@@ -644,9 +737,10 @@ fn run_write<T: FloatElement>(
             let mut start = i0;
             while start < i1 {
                 let len = lb.min(i1 - start);
+                let at = BlockAt::new(&ptrs.leaves, base, 1, start, len);
                 // SAFETY: `base` is a row of the validated walk, `start + len <= inner`,
                 // `start` a multiple of `lb` (so of the period).
-                let res = unsafe { sc.block(c, w, &ptrs.leaves, base, 1, start, len) };
+                let res = unsafe { sc.block_simd(avx2, c, w, at) };
                 // SAFETY: this row block of the output is written by this task only (rows
                 // and block ranges are disjoint in a non-overlapping layout) and the
                 // storage is borrowed exclusively.
@@ -689,7 +783,7 @@ struct RedGeo {
     outputs: usize,
     parallel: bool,
     tasks: usize,
-    simd: crate::kernel::Simd,
+    simd: Simd,
 }
 
 /// A chain feeding a reduction: per output, its rows in blocks, each block folded with the
@@ -705,6 +799,7 @@ where
     let lb = w.block();
     let id = w.sizes.len() - 1;
     let write = ptrs.outs.len() == 2;
+    let avx2 = use_avx2(g.simd);
     // Plain stores: the written root is read again soon after (softmax's `div`), and
     // non-temporal stores would send it past the caches (see the `program` docs).
     let stream = false;
@@ -718,10 +813,10 @@ where
             let mut start = 0;
             while start < inner {
                 let len = lb.min(inner - start);
+                let here = BlockAt::new(&ptrs.leaves, base, ptrs.outs.len(), start, len);
                 // SAFETY: `base` is a row of the validated walk, `start + len <= inner`,
                 // `start` a multiple of `lb`.
-                let res =
-                    unsafe { sc.block(c, w, &ptrs.leaves, base, ptrs.outs.len(), start, len) };
+                let res = unsafe { sc.block_simd(avx2, c, w, here) };
                 if write {
                     let s = w.strides[1][id];
                     // SAFETY: the materialized member's elements of this row block belong to
@@ -802,10 +897,11 @@ mod tests {
         let w = walk(&sizes, &ops, 1, false);
         assert_eq!(w.period, 0);
         // Rows longer than a block are not merged.
-        let big = [2i64, 300, 3, 3];
-        let cl = vec![2700i64, 1, 900, 300];
+        let c = BLOCK as i64 + 44;
+        let big = [2i64, c, 3, 3];
+        let cl = vec![9 * c, 1, 3 * c, c];
         let w = walk(&big, &[(cl.clone(), 0), (vec![0, 1, 0, 0], 0)], 1, false);
-        assert_eq!(w.sizes, vec![18, 300]);
+        assert_eq!(w.sizes, vec![18, c as usize]);
         assert_eq!(w.period, 0);
     }
 

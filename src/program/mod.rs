@@ -84,6 +84,23 @@
 //!   the 24 MiB operand once at the copy's bandwidth of the same runs (128 MiB in
 //!   1.78-2.31 ms) is 0.67-0.87 ms, so the target is physically reachable but not yet met
 //!   reliably under this load (both ways are ~1.8x the one-pass bound).
+//! * The conv epilogue, second round (23 Nov, late; wall-time minima of 21-31 runs, because
+//!   the host was at load average 6-10 and medians were mostly scheduling noise): the
+//!   fused pass was 1.93-2.12 ms with the block evaluator compiled for AVX2 (2.27-2.57 on
+//!   SSE2, same runs). `perf` then showed the per-member operand list (a collected
+//!   `SmallVec`, per block of 256) taking as many samples as the member loops: a fixed
+//!   array took it to 1.29-1.37 ms. Blocks of 1024 instead of 256 (fewer per-block set-ups;
+//!   the buffers still fit L1): 0.80-0.92 ms (512: 1.04-1.07, 2048: 1.53-1.56, same
+//!   runs). Non-temporal stores straight from the block (`kernel::stream_copy`, no second
+//!   L1 buffer) kept: plain stores measured 1.61-1.70 ms. For comparison a hand-written
+//!   AVX2 loop of `relu(x + b)` with non-temporal stores (standalone C probe, same minutes)
+//!   took 0.65-0.95 ms: the fused chain is within ~10% of it. The pass reads and writes
+//!   24.5 MiB; the input stays in the 32 MiB L3 between runs (the output bypasses it),
+//!   which is why it beats the copy's bandwidth (`memcpy_64MiB` 2.5-2.8 ms for 128 MiB).
+//!   The target, half of PyTorch eager (1.05 ms on a quiet host, so 0.53 ms, i.e.
+//!   97 GB/s for this pass), is below what the hand-written loop reached in all but one
+//!   outlier run here; PyTorch's eager time could not be measured fairly at this load
+//!   (its OpenMP barriers spin: 24-113 ms minima).
 //! * Layer norm: evaluating `mul(c, c)` inside the `mean` saves writing and re-reading
 //!   `sq` (64 MiB each): 5-8% in these runs.
 //! * Softmax: bound by `exp` (16M scalar `expf` calls, ~1 ns each per thread), which fusion
