@@ -16,7 +16,13 @@
 //!   block of up to [`BLOCK`] adjacent outputs is accumulated across input rows at once,
 //!   four rows per pass over the accumulators (`acc[j] = step(step(step(step(acc[j], a[j]),
 //!   b[j]), c[j]), d[j])`, vectorized over `j`), so each accumulator is loaded and stored
-//!   once per four input values; leaves of [`ROW_LEAF`] rows are combined pairwise;
+//!   once per four input values; leaves of [`ROW_LEAF`] rows are combined pairwise. When
+//!   the accumulator is no wider than the input (`amax`/`amin`, integer and float64 sums,
+//!   `all`/`any`, ...) and the block is at least 256 bytes of accumulators wide, a leaf is
+//!   instead folded in **register groups**: 256 bytes of adjacent outputs (64 float32, 32
+//!   float64/int64, 256 uint8/bool) whose accumulators live in eight vector registers
+//!   while whole rows stream past, one row per step (a ragged width's last group is shifted
+//!   left to end at the block's edge, recomputing the overlapped columns);
 //! * otherwise a strided loop per output, also combined pairwise.
 //!
 //! # Instruction sets
@@ -796,8 +802,107 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
     }
 }
 
+/// Bytes of accumulators the register-resident outer fold keeps live: eight 256-bit
+/// registers, half of AVX2's sixteen (the rest hold the loaded row and the compares).
+const REG_BYTES: usize = 256;
+
+/// Folds reduced rows `[k0, k1)` into the `C` adjacent outputs at `base`, one whole row of
+/// `C` values per step with the `C` accumulators in a local array. `C` is a constant, so
+/// the compiler unrolls the column loop and keeps the array in (vector) registers: each
+/// row costs `C` loads and `C` steps and no accumulator load or store, and the `C / lanes`
+/// dependency chains are independent (eight for `REG_BYTES`). The result overwrites `acc`.
+///
+/// # Safety
+/// As [`fold_rows`] for a block of `C` outputs (`acc.len() == C`).
+#[inline(always)]
+unsafe fn fold_rows_reg<T: Copy, R: Reducer<T>, const C: usize>(
+    r: &R,
+    geo: &Geometry,
+    base: *const T,
+    acc: &mut [R::Acc],
+    k0: usize,
+    k1: usize,
+) {
+    let mut a = [r.identity(); C];
+    for kk in k0..k1 {
+        // SAFETY: kk < K and the block's C outputs lie along the contiguous kept dim (the
+        // caller's contract), so the row of C values is inside the validated input.
+        let row = unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(kk)), C) };
+        for j in 0..C {
+            a[j] = r.step(a[j], row[j], kk as i64);
+        }
+    }
+    acc.copy_from_slice(&a);
+}
+
+/// [`fold_rows_reg`] over the `w >= C` outputs of a block: groups of `C` columns, the last
+/// one shifted left to end at `w` (its columns overlap the previous group's; both compute
+/// those columns' accumulators from scratch over the same rows, so the overlap is written
+/// twice with the same value).
+///
+/// # Safety
+/// As [`fold_rows`], and `acc.len() >= C`.
+#[inline(always)]
+unsafe fn fold_groups<T: Copy, R: Reducer<T>, const C: usize>(
+    r: &R,
+    geo: &Geometry,
+    base: *const T,
+    acc: &mut [R::Acc],
+    k0: usize,
+    k1: usize,
+) {
+    let w = acc.len();
+    let mut j0 = 0;
+    loop {
+        let j = j0.min(w - C);
+        // SAFETY: columns j..j + C < w of the block (caller's contract).
+        unsafe { fold_rows_reg::<T, R, C>(r, geo, base.add(j), &mut acc[j..j + C], k0, k1) };
+        if j + C == w {
+            break;
+        }
+        j0 += C;
+    }
+}
+
+/// One leaf of the outer fold: [`fold_groups`] when the accumulator is no wider than the
+/// input (a compare/select or same-width chain: `amax`, `amin`, `prod` of floats, integer
+/// `sum`s of int64, ...) and the block has at least a register group of columns, else
+/// [`fold_rows`]. A widening accumulator (the float32 `sum` in f64) stays with
+/// [`fold_rows`]: its conversions make it throughput-bound, and register groups measured no
+/// faster there (see the module docs).
+///
+/// # Safety
+/// As [`fold_rows`].
+#[inline(always)]
+unsafe fn fold_leaf<T: Copy, R: Reducer<T>>(
+    r: &R,
+    geo: &Geometry,
+    base: *const T,
+    acc: &mut [R::Acc],
+    k0: usize,
+    k1: usize,
+) {
+    let size = std::mem::size_of::<R::Acc>();
+    let w = acc.len();
+    let fits = |c: usize| size <= std::mem::size_of::<T>() && size * c == REG_BYTES && w >= c;
+    // SAFETY (every arm): the caller's contract; `fits` checked `w >= C`.
+    unsafe {
+        if fits(256) {
+            fold_groups::<T, R, 256>(r, geo, base, acc, k0, k1)
+        } else if fits(128) {
+            fold_groups::<T, R, 128>(r, geo, base, acc, k0, k1)
+        } else if fits(64) {
+            fold_groups::<T, R, 64>(r, geo, base, acc, k0, k1)
+        } else if fits(32) {
+            fold_groups::<T, R, 32>(r, geo, base, acc, k0, k1)
+        } else {
+            fold_rows(r, geo, base, acc, k0, k1)
+        }
+    }
+}
+
 /// Accumulates the `w` adjacent outputs at `base` over reduced rows `[k0, k1)`: leaves of
-/// [`ROW_LEAF`] rows combined by a pairwise cascade.
+/// [`ROW_LEAF`] rows ([`fold_leaf`]) combined by a pairwise cascade.
 ///
 /// # Safety
 /// As [`fold_rows`] for a block of `w` outputs.
@@ -820,7 +925,7 @@ unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
         let mut acc = free.pop().unwrap_or_else(|| vec![id; w]);
         acc.fill(id);
         // SAFETY: caller's contract, k + n <= k1.
-        unsafe { fold_rows(r, geo, base, &mut acc, k, k + n) };
+        unsafe { fold_leaf(r, geo, base, &mut acc, k, k + n) };
         let mut rank = 0u32;
         while stack.last().is_some_and(|(_, rk)| *rk == rank) {
             let (mut prev, _) = stack.pop().expect("checked non-empty");
