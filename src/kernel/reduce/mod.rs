@@ -70,7 +70,10 @@
 //!   of the same bytes. In the crate, old and new binaries interleaved in the same minute
 //!   (23:58-23:59 UTC, load average ~9 from other builds, so `--cpu-time`, medians of 41,
 //!   2 threads): `amax_cl_6M` 1.02 / 1.32 / 1.60 ms (0.32-0.40× the copy's rate) before,
-//!   0.49 / 0.36 / 0.37 ms (0.98-1.01×) after, with the 64 MiB copy at 1.86-2.71 ms; the
+//!   0.49 / 0.36 / 0.37 ms (0.98-1.01×) after, with the 64 MiB copy at 1.86-2.71 ms (again
+//!   at 00:20-00:22 UTC: 0.94 / 0.88 / 0.97 ms, 0.42-0.45×, against 0.39 / 0.59 / 0.44 ms,
+//!   0.98-1.36×; `sum_lastdim_16M` and `sum_outer_16M`, whose path is unchanged, moved
+//!   within the noise: 1.02-1.75 against 0.95-1.85 ms and 1.62-2.01 against 1.60-1.80 ms); the
 //!   read-once target of issue 13 (at most 1.2× the time to read the input at the copy's
 //!   rate, ≥ 0.83×) is met. Wall-time medians at that load (old 1.8-6.0 ms, new
 //!   0.68-2.2 ms; minima 1.66-2.69 against 0.64-1.45 ms) say the same; PyTorch's medians in
