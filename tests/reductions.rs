@@ -682,6 +682,19 @@ fn every_kernel_path_matches_the_reference() {
     let lengths = [
         1i64, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 513,
     ];
+    // Outer blocks around the register groups of the outer fold (256 bytes of accumulators:
+    // 64 float32/int32, 32 float64/int64, 256 uint8/bool columns), ragged widths whose last
+    // group overlaps the previous one, more rows than one leaf; and channels-last with 70
+    // channels over (2, 3).
+    let widths = [31i64, 32, 33, 60, 64, 65, 70, 127, 128, 129, 256, 257, 300];
+    let groups = widths
+        .iter()
+        .map(|&w| (vec![70, w], vec![w, 1], Dims::One(0)))
+        .chain([(
+            vec![2, 70, 5, 6],
+            vec![2100, 1, 420, 70],
+            Dims::List(vec![2, 3]),
+        )]);
     let runs = lengths.iter().flat_map(|&n| {
         [
             (vec![3, n], vec![n, 1], Dims::One(1)),
@@ -689,7 +702,7 @@ fn every_kernel_path_matches_the_reference() {
             (vec![n, 9, 5], vec![45, 1, 9], Dims::List(vec![0, 2])),
         ]
     });
-    for (sizes, strides, dims) in layouts.into_iter().chain(runs) {
+    for (sizes, strides, dims) in layouts.into_iter().chain(groups).chain(runs) {
         let l = Layout {
             sizes,
             strides,
@@ -710,4 +723,76 @@ fn every_kernel_path_matches_the_reference() {
             }
         }
     }
+}
+
+/// `amax`/`amin` of floats through the outer fold's register groups with exactly one NaN:
+/// a channels-last `[2, w, 9, 8]` tensor over `(2, 3)`, the NaN at one (batch, channel,
+/// row) in turn (first and last row, first, middle and last lane of a group, the columns a
+/// ragged width's groups overlap); every other output must be the exact extreme, the NaN's
+/// column NaN (PyTorch propagates NaN), at 1-3 threads with and without AVX2.
+#[test]
+fn one_nan_in_a_vector_lane_propagates_through_the_outer_fold() {
+    fn run<T: ReduceElement, R: Reducer<T, Out = T>>(r: R, nan: T, max: bool) {
+        for w in [8i64, 60, 64, 70, 100, 130] {
+            let (n, hw) = (2i64, 72i64);
+            let len = (n * w * hw) as usize;
+            let value = |i: usize| ((i * 37 + 11) % 101) as f64 - 50.0;
+            let mut spots = vec![];
+            for c in [0, 7, 31, w / 2, w - 33, w - 1] {
+                for (b, row) in [(0, 0), (1, hw - 1), (1, 37)] {
+                    spots.push((b, c.clamp(0, w - 1), row));
+                }
+            }
+            for (b, c, row) in spots {
+                // Channels-last storage: offset of (b, c, h·8 + w') is b·hw·w + row·w + c.
+                let at = (b * hw * w + row * w + c) as usize;
+                let data: Vec<T> = (0..len)
+                    .map(|i| {
+                        if i == at {
+                            nan
+                        } else {
+                            T::from_scalar(Scalar::Float(value(i)))
+                        }
+                    })
+                    .collect();
+                let x = Tensor::from_storage(
+                    Storage::from_vec(data),
+                    &[n, w, 9, 8],
+                    &[hw * w, 1, 8 * w, w],
+                    0,
+                )
+                .unwrap();
+                let args = ReduceArgs::new(Dims::List(vec![2, 3]));
+                for pool in pools() {
+                    for simd in [Simd::Auto, Simd::Baseline] {
+                        let cfg = ExecConfig::default().with_grain_size(16).with_simd(simd);
+                        let got = pool.install(|| reduce(&x, r, &args, &cfg)).unwrap();
+                        let got = got.to_vec().unwrap();
+                        for bb in 0..n {
+                            for cc in 0..w {
+                                let g = to_f64(got[(bb * w + cc) as usize].to_scalar());
+                                let ctx = format!("w {w} NaN at {b},{c},{row}: output {bb},{cc}");
+                                if (bb, cc) == (b, c) {
+                                    assert!(g.is_nan(), "{ctx}: got {g}, want NaN");
+                                    continue;
+                                }
+                                let vals =
+                                    (0..hw).map(|rr| value((bb * hw * w + rr * w + cc) as usize));
+                                let want = if max {
+                                    vals.fold(f64::NEG_INFINITY, f64::max)
+                                } else {
+                                    vals.fold(f64::INFINITY, f64::min)
+                                };
+                                assert_eq!(g, want, "{ctx}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    run::<f32, _>(Amax, f32::NAN, true);
+    run::<f32, _>(Amin, f32::NAN, false);
+    run::<f64, _>(Amax, f64::NAN, true);
+    run::<f64, _>(Amin, -f64::NAN, false);
 }

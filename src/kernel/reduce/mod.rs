@@ -16,7 +16,13 @@
 //!   block of up to [`BLOCK`] adjacent outputs is accumulated across input rows at once,
 //!   four rows per pass over the accumulators (`acc[j] = step(step(step(step(acc[j], a[j]),
 //!   b[j]), c[j]), d[j])`, vectorized over `j`), so each accumulator is loaded and stored
-//!   once per four input values; leaves of [`ROW_LEAF`] rows are combined pairwise;
+//!   once per four input values; leaves of [`ROW_LEAF`] rows are combined pairwise. When
+//!   the accumulator is no wider than the input (`amax`/`amin`, integer and float64 sums,
+//!   `all`/`any`, ...) and the block is at least 256 bytes of accumulators wide, a leaf is
+//!   instead folded in **register groups**: 256 bytes of adjacent outputs (64 float32, 32
+//!   float64/int64, 256 uint8/bool) whose accumulators live in eight vector registers
+//!   while whole rows stream past, one row per step (a ragged width's last group is shifted
+//!   left to end at the block's edge, recomputing the overlapped columns);
 //! * otherwise a strided loop per output, also combined pairwise.
 //!
 //! # Instruction sets
@@ -52,7 +58,42 @@
 //!   without it interleaved, minima of 61 runs, 1.81-2.11 against 2.08-2.26 ms at 2 threads
 //!   and 1.99-2.21 against 2.20-2.52 ms at 1 thread, medians lower in each of the 9 pairs.
 //!
-//! Tried and not kept: the compiler's own AVX2 vectorization of the generic leaf for the
+//! * the outer fold's register groups (issue 13's `amax_cl_6M`, channels-last
+//!   `[32, 64, 56, 56]` over `(2, 3)`: 32 blocks of 64 channels × 3136 contiguous rows of
+//!   256 bytes). `perf annotate` of the four-row fold showed the samples on the `vcmpltps`
+//!   after each row's load: per accumulator vector a chain of four `vcmpltps` → `vorps` →
+//!   `vblendvps` steps, the accumulators loaded and stored every four rows through a
+//!   loop whose width is only known at run time. With the 64 accumulators in eight `ymm`
+//!   registers and one whole row per step, the eight chains are independent and nothing
+//!   but the input is loaded. Standalone probe of the same shape (2 threads, medians of
+//!   41): 0.31 ms against 0.52 ms for the four-row fold and 0.27 ms for a plain AVX2 read
+//!   of the same bytes. In the crate, old and new binaries interleaved in the same minute
+//!   (23:58-23:59 UTC, load average ~9 from other builds, so `--cpu-time`, medians of 41,
+//!   2 threads): `amax_cl_6M` 1.02 / 1.32 / 1.60 ms (0.32-0.40× the copy's rate) before,
+//!   0.49 / 0.36 / 0.37 ms (0.98-1.01×) after, with the 64 MiB copy at 1.86-2.71 ms (again
+//!   at 00:20-00:22 UTC: 0.94 / 0.88 / 0.97 ms, 0.42-0.45×, against 0.39 / 0.59 / 0.44 ms,
+//!   0.98-1.36×; `sum_lastdim_16M` and `sum_outer_16M`, whose path is unchanged, moved
+//!   within the noise: 1.02-1.75 against 0.95-1.85 ms and 1.62-2.01 against 1.60-1.80 ms); the
+//!   read-once target of issue 13 (at most 1.2× the time to read the input at the copy's
+//!   rate, ≥ 0.83×) is met. Wall-time medians at that load (old 1.8-6.0 ms, new
+//!   0.68-2.2 ms; minima 1.66-2.69 against 0.64-1.45 ms) say the same; PyTorch's medians in
+//!   those minutes were 16-32 ms (its threads lost the CPU), so tonight's runs give no
+//!   comparison with PyTorch (quiet figures from 22:15: PyTorch 0.31 ms).
+//!
+//! Tried and not kept for issue 13's reduction targets: register groups for the widening
+//! float32 sum (32 f64 accumulators per group; standalone probe, medians: a `[8192, 256]`
+//! block per task 7.1 against 2.9 ms for the four-row fold, 64 channels-last columns 0.79
+//! against 0.73 ms), so groups are used only when the accumulator is no wider than the
+//! input; PyTorch's `maximum` formulation of the `amax` step (`max` then a NaN select,
+//! three operations instead of four) in the register groups: no faster (minima 0.70
+//! against 0.69 ms), the generic select stays. `sum_lastdim_16M` was left as it is: a plain
+//! AVX2 read of the same 65536 rows of 256 values over 2 threads took 2.56 ms where the
+//! f64 fold took 2.76 ms and an f32-accumulating fold 2.98 ms (same minute, loaded
+//! machine), so the f64 accumulation costs nothing measurable there and the sum runs at
+//! the rate the input can be read; in the crate's bench it ran at 1.00-1.12× the copy's
+//! rate (`--cpu-time`, 23:58-23:59 UTC), within the read-once target.
+//!
+//! Also tried and not kept: the compiler's own AVX2 vectorization of the generic leaf for the
 //! float32 sum (above); prefetching the outer fold's rows ahead (4 KiB, or at least 16 rows):
 //! `amax_cl_6M` gained (medians 0.79-1.07 against 0.94-1.37 ms) but `sum_outer_16M` lost
 //! (minima 3.1-4.0 against 1.2-2.6 ms), so the outer fold relies on the hardware prefetcher.
@@ -796,8 +837,91 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
     }
 }
 
+/// Bytes of accumulators the register-resident outer fold keeps live: eight 256-bit
+/// registers, half of AVX2's sixteen (the rest hold the loaded row and the compares).
+const REG_BYTES: usize = 256;
+
+/// Folds reduced rows `[k0, k1)` into the `w = acc.len() >= C` adjacent outputs at `base`
+/// in groups of `C` columns, one whole group row of `C` values per step with the `C`
+/// accumulators in a local array. `C` is a constant, so the compiler unrolls the column
+/// loop and keeps the array in (vector) registers: each row costs `C` loads and `C` steps
+/// and no accumulator load or store, and the `C / lanes` dependency chains are independent
+/// (eight for [`REG_BYTES`]). The last group is shifted left to end at `w`: its columns
+/// overlap the previous group's, both compute those columns from scratch over the same
+/// rows, so the overlap is written twice with the same value. The results overwrite `acc`.
+///
+/// # Safety
+/// As [`fold_rows`], and `acc.len() >= C`.
+#[inline(always)]
+unsafe fn fold_groups<T: Copy, R: Reducer<T>, const C: usize>(
+    r: &R,
+    geo: &Geometry,
+    base: *const T,
+    acc: &mut [R::Acc],
+    k0: usize,
+    k1: usize,
+) {
+    let w = acc.len();
+    let mut j0 = 0;
+    loop {
+        let g = j0.min(w - C);
+        let mut a = [r.identity(); C];
+        for kk in k0..k1 {
+            // SAFETY: kk < K and columns g..g + C <= w of the block lie along the contiguous
+            // kept dim (the caller's contract), so these C values are validated input.
+            let row =
+                unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(kk)).add(g), C) };
+            for j in 0..C {
+                a[j] = r.step(a[j], row[j], kk as i64);
+            }
+        }
+        acc[g..g + C].copy_from_slice(&a);
+        if g + C == w {
+            break;
+        }
+        j0 += C;
+    }
+}
+
+/// One leaf of the outer fold: [`fold_groups`] when the accumulator is no wider than the
+/// input (a compare/select or same-width chain: `amax`, `amin`, `prod` of floats, integer
+/// `sum`s of int64, ...) and the block has at least a register group of columns, else
+/// [`fold_rows`]. A widening accumulator (the float32 `sum` in f64) stays with
+/// [`fold_rows`]: its conversions make it throughput-bound, and register groups measured no
+/// faster there (see the module docs).
+///
+/// # Safety
+/// As [`fold_rows`].
+#[inline(always)]
+unsafe fn fold_leaf<T: Copy, R: Reducer<T>>(
+    r: &R,
+    geo: &Geometry,
+    base: *const T,
+    acc: &mut [R::Acc],
+    k0: usize,
+    k1: usize,
+) {
+    let size = std::mem::size_of::<R::Acc>();
+    let w = acc.len();
+    let fits = |c: usize| size <= std::mem::size_of::<T>() && size * c == REG_BYTES && w >= c;
+    // SAFETY (every arm): the caller's contract; `fits` checked `w >= C`.
+    unsafe {
+        if fits(256) {
+            fold_groups::<T, R, 256>(r, geo, base, acc, k0, k1)
+        } else if fits(128) {
+            fold_groups::<T, R, 128>(r, geo, base, acc, k0, k1)
+        } else if fits(64) {
+            fold_groups::<T, R, 64>(r, geo, base, acc, k0, k1)
+        } else if fits(32) {
+            fold_groups::<T, R, 32>(r, geo, base, acc, k0, k1)
+        } else {
+            fold_rows(r, geo, base, acc, k0, k1)
+        }
+    }
+}
+
 /// Accumulates the `w` adjacent outputs at `base` over reduced rows `[k0, k1)`: leaves of
-/// [`ROW_LEAF`] rows combined by a pairwise cascade.
+/// [`ROW_LEAF`] rows ([`fold_leaf`]) combined by a pairwise cascade.
 ///
 /// # Safety
 /// As [`fold_rows`] for a block of `w` outputs.
@@ -820,7 +944,7 @@ unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
         let mut acc = free.pop().unwrap_or_else(|| vec![id; w]);
         acc.fill(id);
         // SAFETY: caller's contract, k + n <= k1.
-        unsafe { fold_rows(r, geo, base, &mut acc, k, k + n) };
+        unsafe { fold_leaf(r, geo, base, &mut acc, k, k + n) };
         let mut rank = 0u32;
         while stack.last().is_some_and(|(_, rk)| *rk == rank) {
             let (mut prev, _) = stack.pop().expect("checked non-empty");
