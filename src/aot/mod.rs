@@ -109,18 +109,20 @@
 //! plan expression edited to agree only at the trace point, is rejected, naming the
 //! specialization and the guard. A `complete` cover claim is re-proved.
 //!
-//! The cost of a load is almost all re-tracing: bench scenario `artifact_load_100` (the
-//! first 100 specializations of a 6-symbol `--cover`, [`artifact_100_json`]; 162 traces,
-//! 100 at the trace points and 62 for the regions of widened guards) spends about 90% of
-//! its time in the verifier's traces, half of each in the symbolic iterator build (static
-//! decisions of `ShapeEnv`) and a third in simplifying the traced guards. Measured as
-//! process CPU time per load, one thread, on the shared 2-core host (23 Nov, load average
-//! 6-8, baseline and new binaries alternated in the same minute): 52 ms before and 42 ms
-//! after the guard simplifier stopped proving what a sample point refutes (a range guard
-//! or a conjunct the others do not imply; a `meet_literal` candidate) and the symbolic
-//! layer stopped rebuilding unchanged junctions and re-deriving symbol positivity. Wall
-//! time is CPU time on a quiet machine; under that load it was twice as long, and the
-//! two-thread load (the default) was no faster than one thread.
+//! The cost of a load is mostly re-tracing: bench scenario `artifact_load_100` (the first
+//! 100 specializations of a 6-symbol `--cover`, [`artifact_100_json`]; 162 traces, 100 at
+//! the trace points and 62 for the regions of widened guards) spends about three quarters
+//! of its time in the verifier's traces, half of each in the symbolic iterator build
+//! (static decisions of `ShapeEnv`) and a third in simplifying the traced guards. Measured on the
+//! shared 2-core host (24 Nov 00:03, load average 7-8, the 2-thread 64 MiB copy at 8-10 ms
+//! instead of its quiet 2.5 ms; old and new builds alternated under `flock`), process CPU
+//! time per load, median of 15: 53-55 ms before, 44-45 ms after the guard simplifier
+//! stopped trying proofs a sample point refutes (a range guard or a conjunct the others
+//! do not imply; a `meet_literal` candidate) and the symbolic layer stopped rebuilding
+//! unchanged junctions and re-deriving which symbols are positive. `symstride bench
+//! --threads 2 --cpu-time` splits it evenly: 21-22 ms per thread. Wall time equals CPU time
+//! only on a quiet machine: under that load one load took 85-90 ms (105-110 ms before),
+//! with one thread or two.
 
 mod artifact;
 mod cover;
