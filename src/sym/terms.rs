@@ -192,6 +192,18 @@ impl BoolExpr {
                 if !ok {
                     return self.clone();
                 }
+                // No positive symbol common to every non-constant term: nothing to cancel
+                // (what `split_positive_monomial` finds), decided without building terms.
+                let mut vars = p.terms().iter().filter(|t| !t.mono.is_empty());
+                let common = vars.next().is_some_and(|first| {
+                    first.mono.iter().any(|(a, _)| {
+                        matches!(a, Atom::Sym(s) if positive(s))
+                            && vars.clone().all(|t| t.mono.iter().any(|(b, _)| b == a))
+                    })
+                });
+                if !common {
+                    return self.clone();
+                }
                 match p.without_constant().split_positive_monomial(positive) {
                     Some((_, q)) => BoolExpr::cmp0(*rel, q.add(&Expr::constant(k))),
                     None => self.clone(),
