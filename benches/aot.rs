@@ -4,7 +4,8 @@
 //! the input layouts, check the layouts, run the compiled guards, instantiate the plan into
 //! a reused buffer; no kernel; target <= 150 ns). `artifact_load_100` loads (parses and
 //! verifies by re-tracing, see `aot/retrace.rs`) an artifact of 100 specializations: the
-//! first 100 of the `--cover` compile of a 6-symbol addcmul spec (target < 50 ms).
+//! first 100 of the `--cover` compile of a 6-symbol addcmul spec,
+//! `symstride::aot::artifact_100_json`, also a `symstride bench` scenario (target < 50 ms).
 //! `compile_program` and `dispatch_cached_program` are the same two costs for the 8-step
 //! demo program (`symstride::program::DEMO_PROGRAM_JSON`: every value's layout is
 //! instantiated; targets < 1 ms and < 300 ns).
@@ -13,24 +14,8 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use symstride::aot::{
-    compile_cover_10_symbols, compile_seed_spec, Artifact, CompileOptions, SeedDispatch, Spec,
+    artifact_100_json, compile_cover_10_symbols, compile_seed_spec, Artifact, SeedDispatch,
 };
-
-/// The first 100 specializations of a `--cover` compile of a 6-symbol spec, as JSON.
-fn artifact_100() -> String {
-    let spec = Spec::from_json(
-        r#"{"name":"six","op":"addcmul","inputs":[{"sizes":["a","b","c","d","e"],"layout":"contiguous"},{"sizes":["b",1,"d",1],"layout":"contiguous"},{"sizes":["a",1,"c",1,"f"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":6,"f":6}}"#,
-    )
-    .expect("spec");
-    let options = CompileOptions {
-        cover: true,
-        ..Default::default()
-    };
-    let mut a = Artifact::compile(&spec, &options).expect("compile");
-    a.specializations.truncate(100);
-    assert_eq!(a.specializations.len(), 100);
-    a.to_json()
-}
 
 fn aot(c: &mut Criterion) {
     let mut g = c.benchmark_group("aot");
@@ -51,7 +36,7 @@ fn aot(c: &mut Criterion) {
     g.bench_function("dispatch_cached_program", |b| {
         b.iter(|| black_box(pd.run().expect("dispatch")))
     });
-    let json = artifact_100();
+    let json = artifact_100_json().expect("artifact");
     g.bench_function("artifact_load_100", |b| {
         b.iter(|| black_box(Artifact::from_json(&json).expect("load")))
     });

@@ -14,7 +14,8 @@ tensor). The fused-program scenarios (`softmax_lastdim_16M`, `layernorm_16M`,
 `softmax_lastdim_16M_torch_softmax` is `torch.softmax`'s own fused kernel and
 `layernorm_16M_torch_layer_norm` is `torch.nn.functional.layer_norm`'s (without affine
 weights). This script replaces the former `docs/bench/torch_programs.py`. Scenarios with no
-PyTorch equivalent (`dispatch_cached_4d`, `compile_seed_spec`, `cover_10_symbols`) are left
+PyTorch equivalent (`dispatch_cached_4d`, `compile_seed_spec`, `cover_10_symbols`,
+`artifact_load_100`) are left
 out. `memcpy_64MiB` is PyTorch's `copy_` of 64 MiB at the same thread count.
 
 Needs only `torch`; not used by tests or CI.

@@ -246,3 +246,32 @@ fn honest_artifacts_load() {
         }
     }
 }
+
+/// The `artifact_load_100` bench artifact (`aot::artifact_100_json`): it loads with its 100
+/// specializations, each admitting its own trace point, and the loader's verification of
+/// a long cover still catches the edit in its last specialization (`>= 2` weakened
+/// to `>= 1`), naming it and the traced guard.
+#[test]
+fn bench_artifact_loads_and_its_last_specialization_cannot_be_weakened() {
+    let good = symstride::aot::artifact_100_json().unwrap();
+    let a = Artifact::from_json(&good).unwrap();
+    assert_eq!(a.specializations.len(), 100);
+    for (k, s) in a.specializations.iter().enumerate() {
+        assert!(s.admits(&s.traced_at).unwrap(), "specialization {k}");
+    }
+    let guards = guards_of(&good, 99);
+    let (i, g) = guards
+        .iter()
+        .enumerate()
+        .find(|(_, g)| g.len() == 6 && g.ends_with(" >= 2"))
+        .expect("a guard `s >= 2` in specialization 99");
+    let weak = g.replace(">= 2", ">= 1");
+    let bad = edit(&good, |v| {
+        v["specializations"][99]["guards"][i]["cond"] = weak.into();
+    });
+    let err = load_err(&bad);
+    assert!(
+        err.contains("specialization 99") && err.contains(&format!("`{g}`")),
+        "{err}"
+    );
+}

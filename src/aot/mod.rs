@@ -103,9 +103,28 @@
 //! expression, checks symbols against the spec and the plan's structure (operand count,
 //! ranks, perm, element sizes), then evaluates each specialization at the values it was
 //! traced at: its guards must hold there and its plan must equal a fresh concrete build.
-//! An edit that survives all that (a rewritten expression that happens to agree at the
-//! trace point) is caught, if it would address memory outside a storage, by the kernel's
-//! validation before execution.
+//! Then each specialization is re-traced at its trace point (`retrace.rs`; in parallel over
+//! the specializations): the stored guards must imply the traced guards and the stored
+//! plan must equal the traced plan as expressions, so a weakened or deleted guard, or a
+//! plan expression edited to agree only at the trace point, is rejected, naming the
+//! specialization and the guard. A `complete` cover claim is re-proved.
+//!
+//! The cost of a load is mostly re-tracing: bench scenario `artifact_load_100` (the first
+//! 100 specializations of a 6-symbol `--cover`, [`artifact_100_json`]; 162 traces, 100 at
+//! the trace points and 62 for the regions of widened guards) spends about three quarters
+//! of its time in the verifier's traces, half of each in the symbolic iterator build
+//! (static decisions of `ShapeEnv`) and a third in simplifying the traced guards. Measured on the
+//! shared 2-core host (24 Nov 00:03, load average 7-8, the 2-thread 64 MiB copy at 8-10 ms
+//! instead of its quiet 2.5 ms; old and new builds alternated under `flock`), process CPU
+//! time per load, median of 15: 53-55 ms before, 44-45 ms after the guard simplifier
+//! stopped trying proofs a sample point refutes (a range guard or a conjunct the others
+//! do not imply; a `meet_literal` candidate) and the symbolic layer stopped rebuilding
+//! unchanged junctions and re-deriving which symbols are positive (00:14, load average 9,
+//! with the cheap no-common-factor test before cancelling monomials: 51-56 ms before,
+//! 41-43 ms after). `symstride bench
+//! --threads 2 --cpu-time` splits it evenly: 21-22 ms per thread. Wall time equals CPU time
+//! only on a quiet machine: under that load one load took 85-90 ms (105-110 ms before),
+//! with one thread or two.
 
 mod artifact;
 mod cover;
@@ -162,6 +181,30 @@ pub fn compile_cover_10_symbols() -> Result<Artifact> {
             ..CompileOptions::default()
         },
     )
+}
+
+/// The spec of benchmark scenario `artifact_load_100`: a 6-symbol `addcmul` whose `--cover`
+/// compile has more than 100 specializations.
+pub const ARTIFACT_100_SPEC_JSON: &str = r#"{"name":"six","op":"addcmul","inputs":[{"sizes":["a","b","c","d","e"],"layout":"contiguous"},{"sizes":["b",1,"d",1],"layout":"contiguous"},{"sizes":["a",1,"c",1,"f"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":6,"f":6}}"#;
+
+/// The artifact benchmark scenario `artifact_load_100` loads ([`Artifact::from_json`]): the
+/// first 100 specializations of the `--cover` compile of [`ARTIFACT_100_SPEC_JSON`], as
+/// JSON. An error when the cover has fewer than 100.
+pub fn artifact_100_json() -> Result<String> {
+    let spec = Spec::from_json(ARTIFACT_100_SPEC_JSON)?;
+    let options = CompileOptions {
+        cover: true,
+        ..CompileOptions::default()
+    };
+    let mut a = Artifact::compile(&spec, &options)?;
+    if a.specializations.len() < 100 {
+        return Err(crate::error::Error::invalid(format!(
+            "the cover of `artifact_load_100`'s spec has {} specializations, fewer than 100",
+            a.specializations.len()
+        )));
+    }
+    a.specializations.truncate(100);
+    Ok(a.to_json())
 }
 
 /// Benchmark scenario `dispatch_cached_4d`: a dispatcher over the compiled seed spec and the

@@ -153,7 +153,7 @@ fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(Vec<Guard>, Result<Plan<Expr>
     );
     let n_range = guards.len();
     guards.extend(env.guards());
-    let guards = super::guards::simplify_guards(&spec.symbols, &mins, guards, n_range);
+    let guards = super::guards::simplify_guards(&spec.symbols, at, &mins, guards, n_range);
     match built {
         Ok(plan) => Ok((
             guards,

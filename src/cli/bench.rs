@@ -5,7 +5,9 @@
 //! seed spec, no kernel), `compile_seed_spec` (one compile of that spec),
 //! `dispatch_cached_program` and `compile_program` (the same two for the 8-step demo
 //! program, every value's layout instantiated),
-//! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed);
+//! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed),
+//! `artifact_load_100` (loading, i.e. parsing and verifying by re-tracing, the artifact of
+//! `aot::artifact_100_json`: 100 specializations);
 //! and the program scenarios of `bench/programs.rs` (softmax, layer norm, conv epilogue, step
 //! by step and fused).
 
@@ -273,6 +275,24 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
             inner: 1,
             run: Box::new(|| {
                 black_box(symstride::aot::compile_cover_10_symbols()?);
+                Ok(())
+            }),
+        });
+    }
+    {
+        // Loading (parse + re-trace verification) of a 100-specialization artifact. The
+        // artifact (a 1 s cover compile) is built on the first call, the untimed warm-up.
+        let mut json: Option<String> = None;
+        v.push(Scenario {
+            name: "artifact_load_100",
+            bytes: 0.0,
+            inner: 1,
+            run: Box::new(move || {
+                let text = match &json {
+                    Some(t) => t,
+                    None => json.insert(symstride::aot::artifact_100_json()?),
+                };
+                black_box(symstride::aot::Artifact::from_json(text)?);
                 Ok(())
             }),
         });

@@ -27,11 +27,9 @@
 
 use super::cover::{cover_program, program_cover_domain, program_uncovered_region};
 use super::dispatch::input_layouts;
-use super::fuse::{check_fusion, FusionPlan};
+use super::fuse::{check_fusion, plan_fusion, FusionPlan};
 use super::spec::Program;
-use super::specialize::{
-    bindings_of, decide_fusion, fusion_values, specialize, ProgramSpecialization,
-};
+use super::specialize::{bindings_of, fusion_values, specialize, ProgramSpecialization};
 use super::stepplan::{describe_structure, plan_pairs, StepPlan};
 use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
 use crate::aot::{
@@ -556,29 +554,39 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
     };
     // The plan decided from the trace at the trace point (before the verifier consumes
     // it), sizes compared under the stored guards: a cover's merged specialization was
-    // decided under its merged guards, which the verifier checks hold the values.
-    let decided = seed.as_ref().map_or_else(FusionPlan::default, |(_, t)| {
-        decide_fusion(p, &traced_at, &spec.guards, &t.values)
+    // decided under its merged guards, which the verifier checks hold the values. The
+    // traced values' sizes unified under the guards (prover calls) are computed once: a
+    // stored plan is checked against the same unification when the stored values are the
+    // traced ones (the usual case; edited or merged values get their own).
+    let traced_fusion_values = seed.as_ref().and_then(|(_, t)| {
+        let vs = t.values.as_ref().ok()?;
+        let same = spec.values.as_ref().is_ok_and(|stored| stored == vs);
+        Some((same, fusion_values(p, &traced_at, &spec.guards, vs)))
     });
+    let decided = traced_fusion_values
+        .as_ref()
+        .map_or_else(FusionPlan::default, |(_, fv)| plan_fusion(p, fv));
+    let reuse = traced_fusion_values.and_then(|(same, fv)| same.then_some(fv));
     verify_stored_seeded(&subject, &traced_at, &spec.guards, &stored, seed)?;
-    spec.fusion = load_fusion(p, &spec, s.fusion, decided)?;
+    spec.fusion = load_fusion(p, &spec, s.fusion, decided, reuse)?;
     Ok(spec)
 }
 
 /// The fusion plan of a verified specialization: the stored one when it is exactly the
 /// plan decided from the trace at its trace point (`decided`), that plan when none is
-/// stored.
+/// stored. `unified` is [`fusion_values`] of the stored values when already computed.
 fn load_fusion(
     p: &Program,
     spec: &ProgramSpecialization,
     stored: Option<FusionPlan>,
     decided: FusionPlan,
+    unified: Option<Vec<Value<Expr>>>,
 ) -> Result<FusionPlan> {
     let Some(stored) = stored else {
         return Ok(decided);
     };
     if let Ok(vs) = &spec.values {
-        let vs = fusion_values(p, &spec.traced_at, &spec.guards, vs);
+        let vs = unified.unwrap_or_else(|| fusion_values(p, &spec.traced_at, &spec.guards, vs));
         check_fusion(p, &vs, &stored).map_err(|e| art(e.to_string()))?;
     }
     if stored != decided {

@@ -10,6 +10,7 @@ use super::parse::is_valid_symbol_name;
 use super::simplify::{simplify_with, SimplifyConfig, SymbolRanges};
 use super::symint::{SymBool, SymInt};
 use crate::error::{Error, Result};
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Limits and defaults of a [`ShapeEnv`].
@@ -70,6 +71,9 @@ pub(crate) struct EnvState {
     /// Guards were recorded since the last pruning.
     dirty: bool,
     pub(crate) know: Knowledge,
+    /// Symbols `know` has shown to be `>= 1` (for [`EnvState::cancel_positive`]). The
+    /// knowledge only grows (ranges of new symbols, assumed facts), so an entry stays true.
+    positive: RefCell<Vec<Symbol>>,
 }
 
 /// The symbols of one trace and the guards recorded so far.
@@ -113,6 +117,7 @@ impl ShapeEnv {
             guard_syms: Vec::new(),
             dirty: false,
             know: Knowledge::default(),
+            positive: RefCell::new(Vec::new()),
         })))
     }
 
@@ -297,7 +302,8 @@ impl ShapeEnv {
     pub fn evaluate_guard(&self, cond: &BoolExpr, reason: impl FnOnce() -> String) -> Result<bool> {
         let mut st = self.lock();
         let cond = st.cancel_positive(cond);
-        if let Some(v) = st.decide(&cond) {
+        // `decide` would cancel again; cancelling is idempotent, so decide the form directly.
+        if let Some(v) = st.decide_form(&cond) {
             return Ok(v);
         }
         st.record(&cond, reason)
@@ -355,7 +361,16 @@ impl EnvState {
         if !worth {
             return cond.clone();
         }
-        let positive = |s: &Symbol| self.know.interval(&Expr::from_symbol(s)).lo >= 1;
+        let positive = |s: &Symbol| {
+            if self.positive.borrow().contains(s) {
+                return true;
+            }
+            let p = self.know.interval(&Expr::from_symbol(s)).lo >= 1;
+            if p {
+                self.positive.borrow_mut().push(s.clone());
+            }
+            p
+        };
         cond.cancel_positive_monomials(&positive)
     }
 

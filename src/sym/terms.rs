@@ -8,6 +8,7 @@ use super::boolexpr::{BoolExpr, BoolKind, Rel};
 use super::expr::{Atom, Expr, FxMap, Symbol};
 use super::interval::{Interval, POS_INF};
 use super::knowledge::Knowledge;
+use std::sync::Arc;
 
 /// Decides `goal` from lower bounds on symbols (`(symbol, min)`, unbounded above) and
 /// assumed `facts`, with the static reasoning of a `ShapeEnv` (canonical form, intervals,
@@ -164,11 +165,21 @@ impl BoolExpr {
     pub fn cancel_positive_monomials(&self, positive: &dyn Fn(&Symbol) -> bool) -> BoolExpr {
         match self.kind() {
             BoolKind::Const(_) => self.clone(),
-            BoolKind::And(v) => {
-                BoolExpr::and_all(v.iter().map(|b| b.cancel_positive_monomials(positive)))
-            }
-            BoolKind::Or(v) => {
-                BoolExpr::or_all(v.iter().map(|b| b.cancel_positive_monomials(positive)))
+            BoolKind::And(v) | BoolKind::Or(v) => {
+                let parts: Vec<BoolExpr> = v
+                    .iter()
+                    .map(|b| b.cancel_positive_monomials(positive))
+                    .collect();
+                // Nothing cancelled: `self` is already the normalized junction of these
+                // parts (rebuilding it would sort and negate every part again).
+                if parts.iter().zip(v).all(|(a, b)| Arc::ptr_eq(&a.0, &b.0)) {
+                    return self.clone();
+                }
+                if matches!(self.kind(), BoolKind::And(_)) {
+                    BoolExpr::and_all(parts)
+                } else {
+                    BoolExpr::or_all(parts)
+                }
             }
             BoolKind::Cmp(rel, p) => {
                 let Some(k) = p.constant_term().as_i64() else {
@@ -179,6 +190,18 @@ impl BoolExpr {
                     Rel::Eq | Rel::Ne => k == 0,
                 };
                 if !ok {
+                    return self.clone();
+                }
+                // No positive symbol common to every non-constant term: nothing to cancel
+                // (what `split_positive_monomial` finds), decided without building terms.
+                let mut vars = p.terms().iter().filter(|t| !t.mono.is_empty());
+                let common = vars.next().is_some_and(|first| {
+                    first.mono.iter().any(|(a, _)| {
+                        matches!(a, Atom::Sym(s) if positive(s))
+                            && vars.clone().all(|t| t.mono.iter().any(|(b, _)| b == a))
+                    })
+                });
+                if !common {
                     return self.clone();
                 }
                 match p.without_constant().split_positive_monomial(positive) {
