@@ -9,11 +9,12 @@
 //! demo program (`symstride::program::DEMO_PROGRAM_JSON`: every value's layout is
 //! instantiated; targets < 1 ms and < 300 ns).
 //! `cover_10_symbols` is a `--cover` compile (trace, case-split proof, witness traces) of a
-//! 10-symbol spec on sizes >= 1.
+//! 10-symbol spec on sizes >= 0; `cover_free_strides_3d` the same for a rank-3 spec whose
+//! strides are free symbols.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use symstride::aot::{
-    compile_cover_10_symbols, compile_seed_spec, Artifact, CompileOptions, SeedDispatch, Spec,
+    compile_cover_10_symbols, compile_cover_free_strides_3d, compile_seed_spec, Artifact, CompileOptions, SeedDispatch, Spec,
 };
 
 /// The first 100 specializations of a `--cover` compile of a 6-symbol spec, as JSON.
@@ -54,6 +55,13 @@ fn aot(c: &mut Criterion) {
     let json = artifact_100();
     g.bench_function("artifact_load_100", |b| {
         b.iter(|| black_box(Artifact::from_json(&json).expect("load")))
+    });
+    g.finish();
+    // Seconds per run: few samples.
+    let mut g = c.benchmark_group("aot_cover");
+    g.sample_size(10);
+    g.bench_function("cover_free_strides_3d", |b| {
+        b.iter(|| black_box(compile_cover_free_strides_3d().expect("cover")))
     });
     g.finish();
 }
