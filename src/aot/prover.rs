@@ -696,12 +696,13 @@ fn difference_closure(lits: &[BoolExpr]) -> Option<(Vec<Symbol>, Vec<Vec<Option<
         *e = Some(e.map_or(w, |v| v.min(w)));
     }
     for k in 0..n {
-        for i in 0..n {
-            let Some(ik) = d[i][k] else { continue };
-            for j in 0..n {
-                if let Some(kj) = d[k][j] {
-                    if d[i][j].is_none_or(|v| ik + kj < v) {
-                        d[i][j] = Some(ik + kj);
+        let via = d[k].clone();
+        for row in d.iter_mut() {
+            let Some(ik) = row[k] else { continue };
+            for (e, kj) in row.iter_mut().zip(&via) {
+                if let Some(kj) = kj {
+                    if e.is_none_or(|v| ik + kj < v) {
+                        *e = Some(ik + kj);
                     }
                 }
             }
@@ -737,9 +738,9 @@ pub(crate) fn order_equalities(lits: &[BoolExpr]) -> Vec<BoolExpr> {
         }
     };
     let mut out = Vec::new();
-    for x in 0..d.len() {
-        for y in x + 1..d.len() {
-            if let (Some(w), Some(back)) = (d[x][y], d[y][x]) {
+    for (x, row_x) in d.iter().enumerate() {
+        for (y, row_y) in d.iter().enumerate().skip(x + 1) {
+            if let (Some(w), Some(back)) = (row_x[y], row_y[x]) {
                 if w + back == 0 {
                     let Ok(w) = i64::try_from(w) else { continue };
                     // y - x == w.
