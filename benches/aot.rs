@@ -10,11 +10,13 @@
 //! demo program (`symstride::program::DEMO_PROGRAM_JSON`: every value's layout is
 //! instantiated; targets < 1 ms and < 300 ns).
 //! `cover_10_symbols` is a `--cover` compile (trace, case-split proof, witness traces) of a
-//! 10-symbol spec on sizes >= 1.
+//! 10-symbol spec on sizes >= 0; `cover_free_strides_3d` the same for a rank-3 spec whose
+//! strides are free symbols.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use symstride::aot::{
-    artifact_100_json, compile_cover_10_symbols, compile_seed_spec, Artifact, SeedDispatch,
+    artifact_100_json, compile_cover_10_symbols, compile_cover_free_strides_3d, compile_seed_spec,
+    Artifact, SeedDispatch,
 };
 
 fn aot(c: &mut Criterion) {
@@ -39,6 +41,13 @@ fn aot(c: &mut Criterion) {
     let json = artifact_100_json().expect("artifact");
     g.bench_function("artifact_load_100", |b| {
         b.iter(|| black_box(Artifact::from_json(&json).expect("load")))
+    });
+    g.finish();
+    // Seconds per run: few samples.
+    let mut g = c.benchmark_group("aot_cover");
+    g.sample_size(10);
+    g.bench_function("cover_free_strides_3d", |b| {
+        b.iter(|| black_box(compile_cover_free_strides_3d().expect("cover")))
     });
     g.finish();
 }

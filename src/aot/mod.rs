@@ -90,9 +90,13 @@
 //!
 //! `--cover` builds the cover from the guards themselves: a case split over every
 //! comparison appearing in a guard finds a region no specialization admits, a small search
-//! finds a binding there, the spec is traced at it, and so on until the split proves that
-//! the disjunction of all guard sets holds on the whole domain (`"complete": true`, re-proved
-//! on load) or gives up on a region (`"complete": false` with the region). A trace whose
+//! finds a binding there, the spec is traced at it, and the split resumes where it stopped
+//! (guard sets only grow, so closed branches stay closed) until it proves that the
+//! disjunction of all guard sets holds on the whole domain (`"complete": true`, re-proved
+//! on load) or gives up on a region (`"complete": false` with the region). Specs with free
+//! stride symbols multiply classes (each order of the strides is a permutation): the
+//! orderings are closed as difference constraints so that the split sees the equalities and
+//! contradictions they imply. A trace whose
 //! plan an existing specialization already computes (same structure, every entry provably
 //! equal under the new guards) widens that specialization's guards instead of adding one.
 //! A binding outside an incomplete cover is still served correctly by a re-trace at dispatch.
@@ -155,7 +159,7 @@ pub(crate) use prover::{cover, equal_under, uncovered_by};
 pub(crate) use retrace::{verify_stored_seeded, Mismatch, Pairs, Retrace};
 pub use spec::{
     is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, COVER_10_SYMBOLS_SPEC_JSON,
-    SEED_SPEC_JSON,
+    COVER_FREE_STRIDES_3D_SPEC_JSON, SEED_SPEC_JSON,
 };
 pub use specialization::Specialization;
 pub use trace::{build_concrete, concrete_plan, symbol_min, trace, trace_or_error, ELEMENT_SIZE};
@@ -173,7 +177,18 @@ pub fn compile_seed_spec() -> Result<Artifact> {
 /// every binding, size 0 included (one trace over sizes `>= 0` answers every zero pattern of
 /// same-shape, format-laid-out inputs; see [`trace`]).
 pub fn compile_cover_10_symbols() -> Result<Artifact> {
-    let spec = Spec::from_json(COVER_10_SYMBOLS_SPEC_JSON)?;
+    compile_cover_of(COVER_10_SYMBOLS_SPEC_JSON)
+}
+
+/// Benchmark scenario `cover_free_strides_3d`: `--cover` of
+/// [`COVER_FREE_STRIDES_3D_SPEC_JSON`] over every binding (sizes and strides `>= 0`): every
+/// order of the free strides is a class of its own.
+pub fn compile_cover_free_strides_3d() -> Result<Artifact> {
+    compile_cover_of(COVER_FREE_STRIDES_3D_SPEC_JSON)
+}
+
+fn compile_cover_of(json: &str) -> Result<Artifact> {
+    let spec = Spec::from_json(json)?;
     Artifact::compile(
         &spec,
         &CompileOptions {

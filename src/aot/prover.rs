@@ -54,9 +54,15 @@ pub(crate) struct CoverRun<T> {
 }
 
 /// The cover of `target` over `domain` (conditions on the symbols): the trace at the hints,
-/// then one trace per uncovered region found by the case split, until the split proves
-/// every binding of the domain admitted, or `max_traces` is reached (the rest is reported
+/// then one trace per uncovered region the case split meets, until the split proves every
+/// binding of the domain admitted, or `max_traces` is reached (the rest is reported
 /// uncovered). See `cover.rs` for the algorithm.
+///
+/// The split runs once: at an uncovered region it stops, the region's witness is traced,
+/// the new (or widened) guard set joins the split, and the split resumes at the same node.
+/// Every branch it had closed stays closed, because guard sets only ever admit more (a new
+/// set, or an old one widened by a disjunction), so the completed split is the proof over
+/// the final sets; restarting it per trace would redo the same branches once per trace.
 pub(crate) fn cover<T: CoverTarget>(
     target: &T,
     domain: &[BoolExpr],
@@ -64,48 +70,54 @@ pub(crate) fn cover<T: CoverTarget>(
 ) -> Result<CoverRun<T::Trace>> {
     let first = target.trace_at(target.hints())?;
     let mut classes = vec![vec![target.guards(&first).to_vec()]];
+    let first_set = conditions(target.guards(&first));
     let mut out = vec![first];
-    // Regions given up on (no binding found, or the trace failed otherwise): counted as
-    // covered by the split so that it moves on, and reported.
-    let mut given_up: Vec<BoolExpr> = Vec::new();
-    loop {
-        let found = {
-            let sets: Vec<&[Guard]> = out.iter().map(|t| target.guards(t)).collect();
-            let mut prover = Prover::new(target.symbols(), domain, &sets, &given_up);
-            prover.search()
-        };
-        if std::env::var_os("SYMSTRIDE_COVER_DEBUG").is_some() {
+    let debug = std::env::var_os("SYMSTRIDE_COVER_DEBUG").is_some();
+    let mut prover = Prover::new(target.symbols(), domain, &[&first_set]);
+    let outcome = prover.search(&mut |lits, facts| {
+        if debug {
             eprintln!(
-                "cover: {} specializations, {} given up, {}",
+                "cover: {} specializations, region {}",
                 out.len(),
-                given_up.len(),
-                match &found {
-                    Found::Covered => "covered".to_string(),
-                    Found::Region(l, _) | Found::Budget(l) =>
-                        format!("region {}", BoolExpr::and_all(l.clone())),
-                }
+                BoolExpr::and_all(lits.to_vec())
             );
         }
-        let region = match found {
-            Found::Covered => break,
-            Found::Budget(lits) => {
-                given_up.push(BoolExpr::and_all(lits));
-                break;
-            }
-            Found::Region(lits, facts) => (lits, facts),
-        };
         if out.len() >= max_traces {
-            given_up.push(BoolExpr::and_all(region.0));
-            break;
+            return Ok(None);
         }
-        let Some(w) = find_witness(target, &region.0, domain, &region.1) else {
-            given_up.push(BoolExpr::and_all(region.0));
-            continue;
+        let Some(w) = find_witness(target, lits, domain, facts) else {
+            if debug {
+                eprintln!("cover: no binding found in the region");
+            }
+            return Ok(Some(Change::GiveUp));
         };
-        match target.trace_at(&w) {
-            Ok(s) if target.admits(&s, &w)? => add(target, &mut out, &mut classes, s)?,
-            _ => given_up.push(BoolExpr::and_all(region.0)),
-        }
+        Ok(Some(match target.trace_at(&w) {
+            Ok(s) if target.admits(&s, &w)? => {
+                let j = add(target, &mut out, &mut classes, s)?;
+                Change::Set(j, conditions(target.guards(&out[j])))
+            }
+            _ => {
+                if debug {
+                    eprintln!("cover: the trace at {w:?} failed or does not admit it");
+                }
+                Change::GiveUp
+            }
+        }))
+    })?;
+    // Regions given up on (no binding found, the trace failed otherwise, the budget or the
+    // trace limit reached): counted as covered by the split so that it moved on, and
+    // reported.
+    let mut uncovered = std::mem::take(&mut prover.given_up);
+    if let Outcome::Stopped(lits) = outcome {
+        uncovered.push(BoolExpr::and_all(lits));
+    }
+    if debug {
+        eprintln!(
+            "cover: {} specializations, {} split nodes, {} given up",
+            out.len(),
+            prover.nodes,
+            uncovered.len()
+        );
     }
     // Plans first (general ones before zero-size classes), error traces last.
     out.sort_by_key(|s| {
@@ -116,8 +128,13 @@ pub(crate) fn cover<T: CoverTarget>(
     });
     Ok(CoverRun {
         traces: out,
-        uncovered: given_up,
+        uncovered,
     })
+}
+
+/// The conditions of a guard list.
+fn conditions(guards: &[Guard]) -> Vec<BoolExpr> {
+    guards.iter().map(|g| g.cond.clone()).collect()
 }
 
 /// Re-runs the proof over given guard sets: does every binding of `domain` satisfy one of
@@ -127,9 +144,14 @@ pub(crate) fn uncovered_by(
     domain: &[BoolExpr],
     sets: &[&[Guard]],
 ) -> Option<BoolExpr> {
-    match Prover::new(symbols, domain, sets, &[]).search() {
-        Found::Covered => None,
-        Found::Region(lits, _) | Found::Budget(lits) => Some(BoolExpr::and_all(lits)),
+    let sets: Vec<Vec<BoolExpr>> = sets.iter().map(|s| conditions(s)).collect();
+    let sets: Vec<&[BoolExpr]> = sets.iter().map(|s| &s[..]).collect();
+    let mut prover = Prover::new(symbols, domain, &sets);
+    match prover.search(&mut |_, _| Ok(None)) {
+        Ok(Outcome::Covered) => None,
+        Ok(Outcome::Stopped(lits)) => Some(BoolExpr::and_all(lits)),
+        // This handler cannot fail; were it to, nothing would be proved.
+        Err(_) => Some(BoolExpr::and_all(Vec::new())),
     }
 }
 
@@ -147,27 +169,28 @@ pub(crate) fn equal_under<'e>(
         .all(|(a, b)| a == b || decide_under(&mins, &facts, &BoolExpr::eq(a, b)) == Some(true))
 }
 
-/// Adds `s` to the cover: an existing trace whose answer is `s`'s under `s`'s guards
-/// ([`CoverTarget::same_answer`]) admits `s`'s class too; otherwise `s` is appended. `classes[j]` holds the guard lists of the traces
-/// merged into `out[j]`.
+/// Adds `s` to the cover and returns its index: an existing trace whose answer is `s`'s
+/// under `s`'s guards ([`CoverTarget::same_answer`]) admits `s`'s class too; otherwise `s`
+/// is appended. `classes[j]` holds the guard lists of the traces merged into `out[j]`.
 fn add<T: CoverTarget>(
     target: &T,
     out: &mut Vec<T::Trace>,
     classes: &mut Vec<Vec<Vec<Guard>>>,
     s: T::Trace,
-) -> Result<()> {
+) -> Result<usize> {
     let host = out.iter().position(|o| target.same_answer(o, &s));
     match host {
         Some(j) => {
             classes[j].push(target.guards(&s).to_vec());
             out[j] = widen(target, &out[j], &classes[j])?;
+            Ok(j)
         }
         None => {
             classes.push(vec![target.guards(&s).to_vec()]);
             out.push(s);
+            Ok(out.len() - 1)
         }
     }
-    Ok(())
 }
 
 /// A guard formula over atom indices.
@@ -222,68 +245,112 @@ impl Node {
     }
 }
 
-enum Found {
+/// How the split ended.
+enum Outcome {
+    /// Every branch is covered (given-up regions counted as covered, see
+    /// [`Prover::given_up`]).
     Covered,
-    /// An uncovered region: its literals, and the facts they give.
-    Region(Vec<BoolExpr>, Facts),
-    /// The split ran out of budget in this region.
-    Budget(Vec<BoolExpr>),
+    /// The handler of an uncovered region stopped the split there (its literals).
+    Stopped(Vec<BoolExpr>),
 }
 
-/// Largest number of nodes of one case split.
-const SPLIT_BUDGET: usize = 200_000;
+/// What the handler of an uncovered region does to the split before it resumes there.
+enum Change {
+    /// Guard set `j` is now these conditions: a new set (`j` = the number of sets) or an
+    /// existing one widened (it admits everything it did before, and more).
+    Set(usize, Vec<BoolExpr>),
+    /// Give the region up: it is recorded in [`Prover::given_up`] and counts as covered.
+    GiveUp,
+}
+
+/// Called at an uncovered region with its literals and facts: a [`Change`] to the guard
+/// sets that covers (part of) it, or `None` to stop the split there.
+type OnRegion<'h> = dyn FnMut(&[BoolExpr], &Facts) -> Result<Option<Change>> + 'h;
+
+/// Largest number of nodes of one case split (after it, the region at hand is given up and
+/// so is every branch not yet split: the split stops).
+const SPLIT_BUDGET: usize = 400_000;
 
 struct Prover {
     symbols: Vec<Symbol>,
     atoms: Vec<BoolExpr>,
+    /// Atom (or negated atom) to its index and polarity.
+    index: HashMap<BoolExpr, (usize, bool)>,
     /// Per atom: the atoms `s == 0` of the symbols whose zero-ness it depends on beyond
     /// intervals (symbols in a product or inside `Max`/`Min`), see [`zero_sensitive`].
     zero_split: Vec<Vec<usize>>,
     sets: Vec<Node>,
     facts: Facts,
     nodes: usize,
+    /// Regions given up on (no binding found there, the trace failed otherwise, the
+    /// budget ran out): each also a guard set, so that the split moves on.
+    given_up: Vec<BoolExpr>,
 }
 
 impl Prover {
-    fn new(
-        symbols: &[String],
-        domain: &[BoolExpr],
-        guard_sets: &[&[Guard]],
-        given_up: &[BoolExpr],
-    ) -> Prover {
-        let mut atoms = Vec::new();
-        let mut index: HashMap<BoolExpr, (usize, bool)> = HashMap::new();
-        let mut sets: Vec<Node> = guard_sets
-            .iter()
-            .map(|gs| {
-                Node::And(
-                    gs.iter()
-                        .map(|g| compile(&g.cond, &mut atoms, &mut index))
-                        .collect(),
-                )
-            })
-            .collect();
-        sets.extend(given_up.iter().map(|r| compile(r, &mut atoms, &mut index)));
-        let zero_split = zero_split_atoms(&mut atoms, &mut index);
+    fn new(symbols: &[String], domain: &[BoolExpr], guard_sets: &[&[BoolExpr]]) -> Prover {
         let mins: Vec<(Symbol, i64)> = symbols.iter().map(|n| (Symbol::new(n), 0)).collect();
         let mut facts = Facts::new(&mins);
         for d in domain {
             facts.assume(d);
         }
-        Prover {
+        let mut p = Prover {
             symbols: mins.into_iter().map(|(s, _)| s).collect(),
-            atoms,
-            zero_split,
-            sets,
+            atoms: Vec::new(),
+            index: HashMap::new(),
+            zero_split: Vec::new(),
+            sets: Vec::new(),
             facts,
             nodes: 0,
+            given_up: Vec::new(),
+        };
+        for (j, set) in guard_sets.iter().enumerate() {
+            p.set(j, set);
+        }
+        p
+    }
+
+    /// Makes guard set `j` (a new one when `j` is the number of sets) the conjunction of
+    /// `conds`, registering its new atoms.
+    fn set(&mut self, j: usize, conds: &[BoolExpr]) {
+        let node = Node::And(
+            conds
+                .iter()
+                .map(|c| compile(c, &mut self.atoms, &mut self.index))
+                .collect(),
+        );
+        self.register_zero_splits();
+        if j == self.sets.len() {
+            self.sets.push(node);
+        } else {
+            self.sets[j] = node;
         }
     }
 
-    fn search(&mut self) -> Found {
+    /// Gives up the region `lits`: recorded, and a guard set of its own.
+    fn give_up(&mut self, lits: Vec<BoolExpr>) {
+        let region = BoolExpr::and_all(lits);
+        let node = compile(&region, &mut self.atoms, &mut self.index);
+        self.register_zero_splits();
+        self.sets.push(node);
+        self.given_up.push(region);
+    }
+
+    /// [`zero_split_atoms`] for the atoms registered since the last call.
+    fn register_zero_splits(&mut self) {
+        let from = self.zero_split.len();
+        for i in from..self.atoms.len() {
+            let ids = zero_split_atoms(&self.atoms[i].clone(), &mut self.atoms, &mut self.index);
+            self.zero_split.push(ids);
+        }
+        // The `s == 0` atoms registered on the way are linear: nothing to split first.
+        self.zero_split.resize(self.atoms.len(), Vec::new());
+    }
+
+    fn search(&mut self, on_region: &mut OnRegion<'_>) -> Result<Outcome> {
         let mut assign = vec![None; self.atoms.len()];
         let facts = self.facts.clone();
-        self.rec(&mut assign, &facts)
+        self.rec(&mut assign, &facts, on_region)
     }
 
     fn literals(&self, assign: &[Option<bool>]) -> Vec<BoolExpr> {
@@ -308,6 +375,10 @@ impl Prover {
         if self.refutes_one(lits) {
             return true;
         }
+        // With the equalities the orderings imply (`s <= t`, `t <= s`: `s == t`).
+        let mut with_eqs = order_equalities(lits);
+        with_eqs.extend(lits.iter().cloned());
+        let lits = &with_eqs[..];
         // Once more with every literal rewritten by the facts of all of them (substitutions
         // applied, positive factors cancelled: `a*s == t`, `s == t`, `s >= 1` give `a == 1`).
         let f = self.facts_for(&lits.iter().collect::<Vec<_>>());
@@ -398,14 +469,82 @@ impl Prover {
         f
     }
 
-    fn rec(&mut self, assign: &mut Vec<Option<bool>>, facts: &Facts) -> Found {
+    fn rec(
+        &mut self,
+        assign: &mut Vec<Option<bool>>,
+        facts: &Facts,
+        on_region: &mut OnRegion<'_>,
+    ) -> Result<Outcome> {
         self.nodes += 1;
         if self.nodes > SPLIT_BUDGET {
-            return Found::Budget(self.literals(assign));
+            return Ok(Outcome::Stopped(self.literals(assign)));
         }
-        // Propagation: atoms the facts decide (a product once its positive factors are
-        // cancelled: `b*c*d == b` is `c*d == 1` where `b >= 1`).
         let mut set_here = Vec::new();
+        // Resumed here after each change the region's handler makes (new atoms to decide,
+        // new or wider sets to evaluate).
+        let mut changed_here = false;
+        let result = loop {
+            self.propagate(assign, facts, &mut set_here);
+            let mut all_false = true;
+            let mut pick = None;
+            let mut covered = false;
+            for set in &self.sets {
+                match set.eval(assign) {
+                    Some(true) => {
+                        covered = true;
+                        break;
+                    }
+                    Some(false) => {}
+                    None => {
+                        all_false = false;
+                        if pick.is_none() {
+                            pick = set.pick(assign);
+                        }
+                    }
+                }
+            }
+            if covered {
+                break Ok(Outcome::Covered);
+            }
+            if all_false {
+                let lits = self.literals(assign);
+                if self.contradictory(&lits) {
+                    break Ok(Outcome::Covered); // an empty region
+                }
+                // A change made here that still leaves the region uncovered (the new trace
+                // must admit its witness, so this means it was not found there): give up.
+                let change = if changed_here {
+                    Some(Change::GiveUp)
+                } else {
+                    // The handler's witness search needs every literal's facts: those the
+                    // propagation decided were never assumed along the branch
+                    // (`c*u == s` decided true leaves `s` unsubstituted there).
+                    let mut all = order_equalities(&lits);
+                    all.extend(lits.iter().cloned());
+                    let f = self.facts_for(&all.iter().collect::<Vec<_>>());
+                    on_region(&lits, &f)?
+                };
+                match change {
+                    None => break Ok(Outcome::Stopped(lits)),
+                    Some(Change::GiveUp) => self.give_up(lits),
+                    Some(Change::Set(j, conds)) => self.set(j, &conds),
+                }
+                assign.resize(self.atoms.len(), None);
+                changed_here = true;
+                continue;
+            }
+            let i = pick.expect("an undecided formula has an unassigned atom");
+            break self.split(i, assign, facts, on_region);
+        };
+        for i in set_here {
+            assign[i] = None;
+        }
+        result
+    }
+
+    /// Propagation: assigns the atoms the facts decide (a product once its positive factors
+    /// are cancelled: `b*c*d == b` is `c*d == 1` where `b >= 1`), noting them in `set_here`.
+    fn propagate(&self, assign: &mut [Option<bool>], facts: &Facts, set_here: &mut Vec<usize>) {
         for (i, (slot, atom)) in assign.iter_mut().zip(&self.atoms).enumerate() {
             if slot.is_none() {
                 let v = facts.decide(atom).or_else(|| {
@@ -421,153 +560,199 @@ impl Prover {
                 }
             }
         }
-        let mut all_false = true;
-        let mut pick = None;
-        let mut covered = false;
-        for set in &self.sets {
-            match set.eval(assign) {
-                Some(true) => {
-                    covered = true;
-                    break;
-                }
-                Some(false) => {}
-                None => {
-                    all_false = false;
-                    if pick.is_none() {
-                        pick = set.pick(assign);
-                    }
-                }
-            }
-        }
-        let result = if covered {
-            Found::Covered
-        } else if all_false {
-            let lits = self.literals(assign);
-            if self.contradictory(&lits) {
-                Found::Covered // an empty region
-            } else {
-                Found::Region(lits, facts.clone())
-            }
-        } else {
-            let i = pick.expect("an undecided formula has an unassigned atom");
-            // Split an atom over products or `Max` on its symbols' zero-ness first: then
-            // every symbol is 0 (substituted) or >= 1 (positive factors cancel, `Max(s, 1)`
-            // is `s`), where the decision procedure is strong.
-            let i = self.zero_split[i]
-                .iter()
-                .copied()
-                .find(|&z| assign[z].is_none())
-                .unwrap_or(i);
-            let mut result = Found::Covered;
-            for v in [true, false] {
-                let lit = if v {
-                    self.atoms[i].clone()
-                } else {
-                    self.atoms[i].not()
-                };
-                assign[i] = Some(v);
-                // An equality rebuilds the facts so that it rewrites the earlier ones.
-                let f = if matches!(lit.as_cmp(), Some((Rel::Eq, _))) {
-                    let lits = self.literals(assign);
-                    self.facts_for(&lits.iter().collect::<Vec<_>>())
-                } else {
-                    let mut f = facts.clone();
-                    for c in consequences(&lit) {
-                        f.assume(&c);
-                    }
-                    f.assume(&lit);
-                    f
-                };
-                let r = self.rec(assign, &f);
-                assign[i] = None;
-                if !matches!(r, Found::Covered) {
-                    result = r;
-                    break;
-                }
-            }
-            result
-        };
-        for i in set_here {
-            assign[i] = None;
-        }
-        result
     }
+
+    /// Splits on atom `i` (or first on the zero-ness of its symbols, when it is over
+    /// products or `Max`): then every symbol is 0 (substituted) or >= 1 (positive factors
+    /// cancel, `Max(s, 1)` is `s`), where the decision procedure is strong.
+    fn split(
+        &mut self,
+        i: usize,
+        assign: &mut Vec<Option<bool>>,
+        facts: &Facts,
+        on_region: &mut OnRegion<'_>,
+    ) -> Result<Outcome> {
+        let i = self.zero_split[i]
+            .iter()
+            .copied()
+            .find(|&z| assign[z].is_none())
+            .unwrap_or(i);
+        for v in [true, false] {
+            let lit = if v {
+                self.atoms[i].clone()
+            } else {
+                self.atoms[i].not()
+            };
+            assign[i] = Some(v);
+            let f = self.branch_facts(assign, facts, &lit);
+            let r = self.rec(assign, &f, on_region);
+            assign[i] = None;
+            // Atoms registered below belong to no literal here.
+            assign.resize(self.atoms.len(), None);
+            match r? {
+                Outcome::Covered => {}
+                stopped => return Ok(stopped),
+            }
+        }
+        Ok(Outcome::Covered)
+    }
+
+    /// The facts of a branch: `facts` and the branch's literal `lit` (already in
+    /// `assign`). An equality, or an ordering that closes an equality among the region's
+    /// orderings (`s <= t` after `t <= s`: `s == t`, [`order_equalities`]), rebuilds them
+    /// from every literal so that its substitution rewrites the earlier ones.
+    fn branch_facts(&self, assign: &[Option<bool>], facts: &Facts, lit: &BoolExpr) -> Facts {
+        let is_eq = matches!(lit.as_cmp(), Some((Rel::Eq, _)));
+        if !is_eq {
+            let mut f = facts.clone();
+            for c in consequences(lit) {
+                f.assume(&c);
+            }
+            f.assume(lit);
+            if difference(lit).is_none() {
+                return f;
+            }
+            let lits = self.literals(assign);
+            let eqs = order_equalities(&lits);
+            if eqs.iter().all(|e| f.decide(e) == Some(true)) {
+                return f;
+            }
+            let all: Vec<&BoolExpr> = eqs.iter().chain(&lits).collect();
+            return self.facts_for(&all);
+        }
+        let lits = self.literals(assign);
+        self.facts_for(&lits.iter().collect::<Vec<_>>())
+    }
+}
+
+/// A difference constraint `pos - neg <= k` (or `== k`), with `None` for the constant zero:
+/// `s <= t`, `a == b + 2`, `s >= 3`. `None` when the literal is no such constraint.
+fn difference(lit: &BoolExpr) -> Option<(Option<Symbol>, Option<Symbol>, i128, Rel)> {
+    let (rel, p) = lit.as_cmp()?;
+    if rel == Rel::Ne {
+        return None;
+    }
+    // p = pos - neg + c with unit coefficients (or one symbol): p REL 0.
+    let mut c: i128 = 0;
+    let mut pos = None;
+    let mut neg = None;
+    for (k, fs) in p.polynomial_terms()? {
+        match (fs.as_slice(), k) {
+            ([], k) => c = k as i128,
+            ([(s, 1)], 1) if pos.is_none() => pos = Some(s.clone()),
+            ([(s, 1)], -1) if neg.is_none() => neg = Some(s.clone()),
+            _ => return None,
+        }
+    }
+    if pos.is_none() && neg.is_none() {
+        return None;
+    }
+    Some((pos, neg, -c, rel))
+}
+
+/// The shortest-path closure of the difference constraints among `lits` (every symbol
+/// `>= 0`): the symbols (node `i + 1`; node 0 is the constant zero) and `d[x][y]`, the
+/// tightest bound `y - x <= d[x][y]` they imply (`None`: no bound). `None` when they have
+/// no common solution (a negative cycle).
+#[allow(clippy::type_complexity)]
+fn difference_closure(lits: &[BoolExpr]) -> Option<(Vec<Symbol>, Vec<Vec<Option<i128>>>)> {
+    let mut nodes: Vec<Symbol> = Vec::new();
+    let mut edges: Vec<(usize, usize, i128)> = Vec::new();
+    let mut node = |s: Option<Symbol>| match s {
+        None => 0,
+        Some(s) => match nodes.iter().position(|n| *n == s) {
+            Some(i) => i + 1,
+            None => {
+                nodes.push(s);
+                nodes.len()
+            }
+        },
+    };
+    for l in lits {
+        let Some((pos, neg, k, rel)) = difference(l) else {
+            continue;
+        };
+        // pos - neg <= k: an edge neg -> pos of weight k (and back for an equality).
+        let (x, y) = (node(pos), node(neg));
+        if x == y {
+            continue;
+        }
+        edges.push((y, x, k));
+        if rel == Rel::Eq {
+            edges.push((x, y, -k));
+        }
+    }
+    let n = nodes.len() + 1;
+    let mut d = vec![vec![None; n]; n];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[i] = Some(0);
+        // Every symbol >= 0: `0 - x <= 0`.
+        if i > 0 {
+            row[0] = Some(0);
+        }
+    }
+    for (from, to, w) in edges {
+        let e = &mut d[from][to];
+        *e = Some(e.map_or(w, |v| v.min(w)));
+    }
+    for k in 0..n {
+        let via = d[k].clone();
+        for row in d.iter_mut() {
+            let Some(ik) = row[k] else { continue };
+            for (e, kj) in row.iter_mut().zip(&via) {
+                if let Some(kj) = kj {
+                    if e.is_none_or(|v| ik + kj < v) {
+                        *e = Some(ik + kj);
+                    }
+                }
+            }
+        }
+    }
+    if (0..n).any(|i| d[i][i].is_some_and(|v| v < 0)) {
+        return None;
+    }
+    Some((nodes, d))
 }
 
 /// True when the difference constraints among `lits` (`x - y <= k`, `x == y + k`, bounds
 /// `x <= k` and `x >= k`; every symbol `>= 0`) have no common solution: a negative cycle in
-/// their constraint graph (Bellman-Ford over the symbols plus a zero node). Orderings of
-/// free strides (`u < s`, `s <= t`, `t <= u`) contradict each other this way, which no
-/// single literal's interval shows.
+/// their constraint graph. Orderings of free strides (`u < s`, `s <= t`, `t <= u`)
+/// contradict each other this way, which no single literal's interval shows.
 pub(crate) fn order_cycle(lits: &[BoolExpr]) -> bool {
-    // Edges `to - from <= w`, nodes: 0 is the constant zero, then the symbols.
-    let mut nodes: Vec<Symbol> = Vec::new();
-    let mut edges: Vec<(usize, usize, i128)> = Vec::new();
-    let node = |s: &Symbol, nodes: &mut Vec<Symbol>| match nodes.iter().position(|n| n == s) {
-        Some(i) => i + 1,
-        None => {
-            nodes.push(s.clone());
-            nodes.len()
+    difference_closure(lits).is_none()
+}
+
+/// The equalities the difference constraints among `lits` imply and no single literal
+/// states: `s == t` from `s <= t` and `t <= s`, `t == u` from `t <= s <= u <= t`, `s == 3`
+/// from `s <= t`, `t <= 3`, `s >= 3`. Facts see one literal at a time; substituting these
+/// equalities makes the rest visible (`c*u == t` with `t == u`, `u >= 1` is `c == 1`).
+pub(crate) fn order_equalities(lits: &[BoolExpr]) -> Vec<BoolExpr> {
+    let Some((nodes, d)) = difference_closure(lits) else {
+        return Vec::new();
+    };
+    let expr = |i: usize| {
+        if i == 0 {
+            Expr::constant(0)
+        } else {
+            Expr::symbol(nodes[i - 1].as_str())
         }
     };
-    for l in lits {
-        let Some((rel, p)) = l.as_cmp() else {
-            continue;
-        };
-        if rel == Rel::Ne {
-            continue;
-        }
-        let Some(terms) = p.polynomial_terms() else {
-            continue;
-        };
-        // p = c_x*x + c_y*y + k with unit coefficients of opposite signs (or one symbol).
-        let mut k: i128 = 0;
-        let mut pos = None;
-        let mut neg = None;
-        let mut linear = true;
-        for (c, fs) in &terms {
-            match (fs.as_slice(), *c) {
-                ([], c) => k = c as i128,
-                ([(s, 1)], 1) if pos.is_none() => pos = Some(node(s, &mut nodes)),
-                ([(s, 1)], -1) if neg.is_none() => neg = Some(node(s, &mut nodes)),
-                _ => linear = false,
+    let mut out = Vec::new();
+    for (x, row_x) in d.iter().enumerate() {
+        for (y, row_y) in d.iter().enumerate().skip(x + 1) {
+            if let (Some(w), Some(back)) = (row_x[y], row_y[x]) {
+                if w + back == 0 {
+                    let Ok(w) = i64::try_from(w) else { continue };
+                    // y - x == w.
+                    let eq = BoolExpr::eq(&expr(y), &expr(x).add(&Expr::constant(w)));
+                    if eq.as_const().is_none() && !lits.contains(&eq) {
+                        out.push(eq);
+                    }
+                }
             }
         }
-        if !linear {
-            continue;
-        }
-        // pos - neg + k <= 0  <=>  pos - neg <= -k: an edge neg -> pos of weight -k.
-        let (x, y) = (pos.unwrap_or(0), neg.unwrap_or(0));
-        if x == y {
-            continue;
-        }
-        edges.push((y, x, -k));
-        if rel == Rel::Eq {
-            edges.push((x, y, k));
-        }
     }
-    if edges.is_empty() {
-        return false;
-    }
-    // Every symbol >= 0: `0 - x <= 0`.
-    for i in 1..=nodes.len() {
-        edges.push((i, 0, 0));
-    }
-    let n = nodes.len() + 1;
-    let mut dist = vec![0i128; n];
-    for _ in 0..n {
-        let mut changed = false;
-        for &(from, to, w) in &edges {
-            if dist[from] + w < dist[to] {
-                dist[to] = dist[from] + w;
-                changed = true;
-            }
-        }
-        if !changed {
-            return false;
-        }
-    }
-    true
+    out
 }
 
 /// Facts a literal implies on non-negative integers that intervals do not see: a product
@@ -588,28 +773,22 @@ fn consequences(lit: &BoolExpr) -> Vec<BoolExpr> {
     }
 }
 
-/// For each atom, the atoms `s == 0` (registered here) of its zero-sensitive symbols: those
-/// inside a product of symbols or a `Max`/`Min`/`FloorDiv`/`Mod`, where whether `s` is 0
-/// changes what the atom says beyond what intervals see (`b*c == b` is `b == 0 || c == 1`).
+/// The atoms `s == 0` (registered here) of an atom's zero-sensitive symbols: those inside a
+/// product of symbols or a `Max`/`Min`/`FloorDiv`/`Mod`, where whether `s` is 0 changes
+/// what the atom says beyond what intervals see (`b*c == b` is `b == 0 || c == 1`).
 fn zero_split_atoms(
+    atom: &BoolExpr,
     atoms: &mut Vec<BoolExpr>,
     index: &mut HashMap<BoolExpr, (usize, bool)>,
-) -> Vec<Vec<usize>> {
-    let n = atoms.len();
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let syms = zero_sensitive(&atoms[i]);
-        let mut ids = Vec::with_capacity(syms.len());
-        for s in syms {
-            let z = BoolExpr::eq(&Expr::symbol(s.as_str()), &Expr::constant(0));
-            if let Node::Lit(j, _) = compile(&z, atoms, index) {
-                ids.push(j);
-            }
+) -> Vec<usize> {
+    let mut ids = Vec::new();
+    for s in zero_sensitive(atom) {
+        let z = BoolExpr::eq(&Expr::symbol(s.as_str()), &Expr::constant(0));
+        if let Node::Lit(j, _) = compile(&z, atoms, index) {
+            ids.push(j);
         }
-        out.push(ids);
     }
-    out.resize(atoms.len(), Vec::new());
-    out
+    ids
 }
 
 /// The symbols of a comparison that occur in a product of symbols or under a
@@ -673,7 +852,42 @@ pub(crate) fn find_witness<T: CoverTarget>(
     domain: &[BoolExpr],
     facts: &Facts,
 ) -> Option<Vec<i64>> {
-    let symbols = target.symbols();
+    let conds: Vec<&BoolExpr> = lits.iter().chain(domain).collect();
+    let realizable = |v: &[i64]| target.realizable(v);
+    witness(target.symbols(), target.hints(), &realizable, &conds, facts)
+}
+
+/// A binding where every one of `conds` holds (symbols `>= 0`) and `realizable` accepts,
+/// found as [`find_witness`] does, the facts built from `conds` themselves (equalities
+/// first, with those the orderings imply). For the loader's verification of a region the
+/// probe grid misses (`t == c*u`).
+pub(crate) fn witness_of(
+    symbols: &[String],
+    hints: &[i64],
+    realizable: &dyn Fn(&[i64]) -> bool,
+    conds: &[&BoolExpr],
+) -> Option<Vec<i64>> {
+    let mins: Vec<(Symbol, i64)> = symbols.iter().map(|n| (Symbol::new(n), 0)).collect();
+    let mut facts = Facts::new(&mins);
+    let owned: Vec<BoolExpr> = conds.iter().map(|c| (*c).clone()).collect();
+    let eqs = order_equalities(&owned);
+    let is_eq = |l: &BoolExpr| matches!(l.as_cmp(), Some((Rel::Eq, _)));
+    for c in eqs.iter().chain(owned.iter().filter(|c| is_eq(c))) {
+        facts.assume(c);
+    }
+    for c in owned.iter().filter(|c| !is_eq(c)) {
+        facts.assume(c);
+    }
+    witness(symbols, hints, realizable, conds, &facts)
+}
+
+fn witness(
+    symbols: &[String],
+    hints: &[i64],
+    realizable: &dyn Fn(&[i64]) -> bool,
+    conds: &[&BoolExpr],
+    facts: &Facts,
+) -> Option<Vec<i64>> {
     let k = symbols.len();
     let syms: Vec<Symbol> = symbols.iter().map(|n| Symbol::new(n)).collect();
     // Symbols the facts eliminate by an equality (`u` for `u == b*t`) get values last, from
@@ -683,43 +897,40 @@ pub(crate) fn find_witness<T: CoverTarget>(
     let step = |s: &Symbol| order.iter().position(|&i| symbols[i] == s.as_str());
     // Each condition is checked as soon as its last symbol (in search order) has a value.
     let mut checks: Vec<Vec<&BoolExpr>> = vec![Vec::new(); k.max(1)];
-    for c in lits.iter().chain(domain) {
+    for c in conds {
         let last = c.symbols().iter().filter_map(step).max().unwrap_or(0);
         checks[last].push(c);
     }
     let mut values = vec![0i64; k];
     let mut budget = WITNESS_BUDGET;
-    struct Search<'s, T> {
-        target: &'s T,
+    struct Search<'s> {
+        symbols: &'s [String],
+        hints: &'s [i64],
+        realizable: &'s dyn Fn(&[i64]) -> bool,
         syms: &'s [Symbol],
         order: &'s [usize],
         checks: &'s [Vec<&'s BoolExpr>],
         facts: &'s Facts,
     }
-    fn rec<T: CoverTarget>(
-        n: usize,
-        s: &Search<'_, T>,
-        values: &mut Vec<i64>,
-        budget: &mut usize,
-    ) -> bool {
+    fn rec(n: usize, s: &Search<'_>, values: &mut Vec<i64>, budget: &mut usize) -> bool {
         if n == values.len() {
-            return s.target.realizable(values);
+            return (s.realizable)(values);
         }
         let i = s.order[n];
         let b = Bindings::from_pairs(
             s.order[..n]
                 .iter()
-                .map(|&j| (s.target.symbols()[j].as_str(), values[j])),
+                .map(|&j| (s.symbols[j].as_str(), values[j])),
         );
         let done: Vec<i64> = s.order[..n].iter().map(|&j| values[j]).collect();
-        for v in candidates(i, s.target.hints(), s.syms, s.facts, &done, &b) {
+        for v in candidates(i, s.hints, s.syms, s.facts, &done, &b) {
             if *budget == 0 {
                 return false;
             }
             *budget -= 1;
             values[i] = v;
             let mut b2 = b.clone();
-            b2.insert(s.target.symbols()[i].as_str(), v);
+            b2.insert(s.symbols[i].as_str(), v);
             if s.checks[n].iter().all(|c| c.eval(&b2).unwrap_or(false))
                 && rec(n + 1, s, values, budget)
             {
@@ -732,10 +943,12 @@ pub(crate) fn find_witness<T: CoverTarget>(
         let ok = checks[0]
             .iter()
             .all(|c| c.eval(&Bindings::new()).unwrap_or(false));
-        return (ok && target.realizable(&[])).then(Vec::new);
+        return (ok && realizable(&[])).then(Vec::new);
     }
     let search = Search {
-        target,
+        symbols,
+        hints,
+        realizable,
         syms: &syms,
         order: &order,
         checks: &checks,

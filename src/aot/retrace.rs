@@ -28,12 +28,14 @@
 //! region does not imply is split into `region && g` and `region && !g` (a stored
 //! disjunction the trace did not record is split into its disjuncts first), and each part
 //! is verified against a trace at a point inside it (the trace point when it lies there,
-//! else the first point of a small probe grid that does). Every leaf region is then covered
+//! else the first point of a small probe grid that does, else a binding the cover's
+//! witness search builds from the region's equalities). Every leaf region is then covered
 //! by a trace whose guards it implies and whose plan equals the stored plan under it, which
 //! is the soundness contract. A weakened guard that really changes the answer lands in a
 //! region whose trace gives another plan (rejected, naming the guard); a region for which
 //! no point can be found, or a split beyond the budget, is rejected as unverifiable.
 
+use super::prover::{order_cycle, order_equalities, witness_of};
 use super::spec::Spec;
 use super::specialization::Specialization;
 use super::trace::trace_parts;
@@ -183,7 +185,12 @@ impl<S: Retrace> Verifier<'_, S> {
         let point = if region.holds(self.traced_at) {
             Some(self.traced_at.to_vec())
         } else {
-            find_point(self.subject, &region)
+            // The grid misses regions pinned by products (`t == c*u`, free strides): then
+            // the cover's witness search, which builds such values from the equalities.
+            find_point(self.subject, &region).or_else(|| {
+                let subject = self.subject;
+                witness_of(syms, subject.hints(), &|p| subject.valid_point(p), facts)
+            })
         };
         let Some(point) = point else {
             if provably_empty(syms, facts) {
@@ -257,13 +264,20 @@ fn provably_empty(spec: &[String], facts: &[&BoolExpr]) -> bool {
 }
 
 /// [`provably_empty`]: constants substituted (`c == 1` makes `b < c` read `b < 1`), a fact
-/// that becomes false, a fact whose negation the others imply, or a disjunction every
+/// that becomes false, orderings that contradict each other, a fact whose negation the
+/// others (with the equalities the orderings imply) imply, or a disjunction every
 /// branch of which is empty (at most `depth` nested splits).
 fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
-    let facts = substitute_constants(facts);
+    let mut facts = substitute_constants(facts);
     if facts.iter().any(|f| f.as_const() == Some(false)) {
         return true;
     }
+    // Orderings (free strides): a cycle is a contradiction, and the equalities they imply
+    // (`s <= t`, `t <= s`) rewrite the other facts.
+    if order_cycle(&facts) {
+        return true;
+    }
+    facts.extend(order_equalities(&facts));
     let refs: Vec<&BoolExpr> = facts.iter().collect();
     let contradicted = (0..refs.len()).any(|i| {
         let others: Vec<&BoolExpr> = (0..refs.len())

@@ -500,6 +500,11 @@ pub const SEED_SPEC_JSON: &str = r#"{"name":"seed_cl_plus_contig","op":"add","in
 /// shape, one symbol per dimension.
 pub const COVER_10_SYMBOLS_SPEC_JSON: &str = r#"{"name":"cover_10_symbols","op":"add","inputs":[{"sizes":["a","b","c","d","e","f","g","h","i","j"],"layout":"contiguous"},{"sizes":["a","b","c","d","e","f","g","h","i","j"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":6,"f":7,"g":8,"h":9,"i":10,"j":11}}"#;
 
+/// The `cover_free_strides_3d` bench spec: a rank-3 tensor with free stride symbols
+/// `s, t, u` (their order decides TensorIterator's permutation) plus a contiguous one of the
+/// same symbolic shape.
+pub const COVER_FREE_STRIDES_3D_SPEC_JSON: &str = r#"{"name":"cover_free_strides_3d","op":"add","inputs":[{"sizes":["a","b","c"],"strides":["s","t","u"]},{"sizes":["a","b","c"],"layout":"contiguous"}],"hints":{"a":3,"b":4,"c":5,"s":1,"t":7,"u":40}}"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;

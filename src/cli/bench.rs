@@ -8,6 +8,7 @@
 //! `cover_10_symbols` (`--cover` of a 10-symbol spec; its specialization count is printed),
 //! `artifact_load_100` (loading, i.e. parsing and verifying by re-tracing, the artifact of
 //! `aot::artifact_100_json`: 100 specializations);
+//! `cover_free_strides_3d` (`--cover` of a rank-3 spec with free strides; count printed);
 //! and the program scenarios of `bench/programs.rs` (softmax, layer norm, conv epilogue, step
 //! by step and fused).
 
@@ -293,6 +294,27 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
                     None => json.insert(symstride::aot::artifact_100_json()?),
                 };
                 black_box(symstride::aot::Artifact::from_json(text)?);
+                Ok(())
+            }),
+        });
+    }
+    {
+        // A cover of seconds: its size is printed once, on its first run (only when it is
+        // measured).
+        let printed = std::sync::Once::new();
+        v.push(Scenario {
+            name: "cover_free_strides_3d",
+            bytes: 0.0,
+            inner: 1,
+            run: Box::new(move || {
+                let a = black_box(symstride::aot::compile_cover_free_strides_3d()?);
+                printed.call_once(|| {
+                    let c = a.coverage.as_ref().is_some_and(|c| c.complete);
+                    eprintln!(
+                        "cover_free_strides_3d: {} specializations, complete: {c} (domain: sizes and strides >= 0)",
+                        a.specializations.len()
+                    );
+                });
                 Ok(())
             }),
         });
