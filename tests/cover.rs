@@ -659,3 +659,35 @@ fn free_stride_symbols_are_covered_completely() {
         }
     }
 }
+
+/// Issue #17: a free-stride cover survives its own artifact file. Loading re-traces and
+/// verifies every specialization; a region whose emptiness follows only from an equality the
+/// stride orderings imply (`s <= t`, `t <= s` with `a*s == t`, `a >= 2`, `t >= 1`) was
+/// neither proved empty nor given a witness, so the saved rank-2 cover was rejected as
+/// "weakened". The loaded cover answers every binding as the compiled one does.
+#[test]
+fn free_stride_2d_cover_loads_from_its_artifact() {
+    let spec = Spec::from_json(
+        r#"{"name":"fs2","op":"add","inputs":[{"sizes":["a","b"],"strides":["s","t"]},{"sizes":["a","b"],"layout":"contiguous"}],"hints":{"a":3,"b":4,"s":4,"t":1}}"#,
+    )
+    .unwrap();
+    let a = cover(&spec);
+    assert!(a.coverage.as_ref().unwrap().complete);
+    let loaded = Artifact::from_json(&a.to_json()).unwrap();
+    assert_eq!(loaded.specializations.len(), a.specializations.len());
+    let mut rng = 11u64;
+    for _ in 0..1500 {
+        let mut next = |m: u64| {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((rng >> 33) % m) as i64
+        };
+        let (x, y) = (next(5), next(5));
+        let t = [0, 1, 1, 2, 7][next(5) as usize];
+        let s = match next(4) {
+            0 => y * t,
+            1 => t,
+            _ => next(12),
+        };
+        check_binding(&loaded, &[x, y, s, t]).unwrap();
+    }
+}

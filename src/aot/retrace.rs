@@ -199,9 +199,11 @@ impl<S: Retrace> Verifier<'_, S> {
             return Err(match why {
                 Some(g) => reject(format!(
                     "the stored guards do not imply the traced guard `{}` ({}), and no \
-                     binding was found to verify what they admit beyond it: a guard was \
-                     weakened or removed",
-                    g.cond, g.reason
+                     binding was found to verify what they admit beyond it (region {{{}}}): \
+                     a guard was weakened or removed",
+                    g.cond,
+                    g.reason,
+                    describe(facts)
                 )),
                 None => reject(format!(
                     "no binding found to re-trace the region {{{}}} (cannot verify)",
@@ -268,16 +270,28 @@ fn provably_empty(spec: &[String], facts: &[&BoolExpr]) -> bool {
 /// others (with the equalities the orderings imply) imply, or a disjunction every
 /// branch of which is empty (at most `depth` nested splits).
 fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
-    let mut facts = substitute_constants(facts);
+    // Conjunctions as their parts, so that a disjunction nested in one is split below.
+    let mut flat = Vec::new();
+    for f in facts {
+        push_flat(&mut flat, f);
+    }
+    let refs: Vec<&BoolExpr> = flat.iter().collect();
+    let mut facts = substitute_constants(&refs);
     if facts.iter().any(|f| f.as_const() == Some(false)) {
         return true;
     }
     // Orderings (free strides): a cycle is a contradiction, and the equalities they imply
-    // (`s <= t`, `t <= s`) rewrite the other facts.
+    // (`s <= t`, `t <= s`) rewrite the other facts (`a*s == t` reads `a*s == s`, which
+    // cancelling the positive `s` turns into `a == 1`).
     if order_cycle(&facts) {
         return true;
     }
-    facts.extend(order_equalities(&facts));
+    let equalities = order_equalities(&facts);
+    facts = substitute_equalities(facts, &equalities);
+    if facts.iter().any(|f| f.as_const() == Some(false)) {
+        return true;
+    }
+    facts.extend(equalities);
     let refs: Vec<&BoolExpr> = facts.iter().collect();
     let contradicted = (0..refs.len()).any(|i| {
         let others: Vec<&BoolExpr> = (0..refs.len())
@@ -303,6 +317,36 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
         let sub_refs: Vec<&BoolExpr> = sub.iter().collect();
         empty_by_cases(spec, &sub_refs, depth - 1)
     })
+}
+
+/// Rewrites `facts` with each equality `y == x + k` of `equalities` (a symbol with
+/// coefficient ±1 that the rest of the equality does not mention) substituted for `y`.
+fn substitute_equalities(mut facts: Vec<BoolExpr>, equalities: &[BoolExpr]) -> Vec<BoolExpr> {
+    for eq in equalities {
+        let Some((crate::sym::Rel::Eq, p)) = eq.as_cmp() else {
+            continue;
+        };
+        let Some(terms) = p.polynomial_terms() else {
+            continue;
+        };
+        let Some((c, y)) = terms.iter().find_map(|(c, fs)| match fs.as_slice() {
+            [(y, 1)] if *c == 1 || *c == -1 => Some((*c, y.clone())),
+            _ => None,
+        }) else {
+            continue;
+        };
+        // p = c*y + rest == 0, so y = -rest / c = -c * rest.
+        let rest = p.sub(&Expr::symbol(y.as_str()).mul(&Expr::constant(c)));
+        if rest.symbols().contains(&y) {
+            continue;
+        }
+        let value = rest.mul(&Expr::constant(-c));
+        facts = facts
+            .iter()
+            .map(|f| f.substitute(&|s: &Symbol| (s == &y).then(|| value.clone())))
+            .collect();
+    }
+    facts
 }
 
 /// Substitutes every symbol a fact pins to a constant (`s == k`) into all facts.
