@@ -73,6 +73,15 @@
 //! went from 6.8-7.3 ms (2.8-3.0× the copy's time, same runs) to 4.5 ms (2.1-2.2×; target
 //! at most 2.5×). The probe is not in the repository; its variants are described here.
 //!
+//! **Paired blocks** (after the honest copy reference): two 8×8 blocks side by side are
+//! transposed before storing, so each 64-byte output line is written by two back-to-back
+//! stores (one write-combining buffer open per line, instead of eight half-written lines
+//! between consecutive blocks); a ragged last 8 columns keeps the single block. Same-minute
+//! bench (00:47 UTC 24 Nov, `--cpu-time --reps 31`, old and new binaries alternated four
+//! times each, load average ~4): `copy_transpose_16M(_out)` medians 4.27-4.98 ms (0.25-0.32x
+//! the copy's bandwidth, i.e. 3.1-3.9x its time) → 3.81-4.32 ms (0.30-0.36x, 2.8-3.3x). The
+//! 2.5x target is still not met against the AVX2 non-temporal copy reference.
+//!
 //! Tried and not kept in an earlier session (no measured gain): gathering 64×16 blocks of a
 //! strided broadcast input into a buffer per block (single-thread minimum 4.3 ms against
 //! ~4.5 ms gathered); the one-time re-layout below replaced it. Non-temporal stores for the
