@@ -708,6 +708,7 @@ fn relaid_out_broadcast_operand_bench_shape() {
 /// Outputs above the non-temporal threshold (8 MiB): contiguous binary, ternary and unary
 /// ops on lengths that are not a multiple of any vector width, 1-3 threads, against the
 /// element function; the output starts at an odd offset so the streamed rows have a head.
+/// Both burst modes: the AVX2 twin (`Simd::Auto`, where the CPU has AVX2) and the baseline.
 #[test]
 fn large_contiguous_outputs_match_reference() {
     fn check<T: NumElement>(n: usize) {
@@ -731,8 +732,12 @@ fn large_contiguous_outputs_match_reference() {
             3,
         )
         .unwrap();
-        for threads in [1, 2, 3] {
-            let cfg = ExecConfig::default();
+        // AVX2 bursts (`Simd::Auto` on a CPU with AVX2) and the SSE2 baseline
+        for (threads, simd) in [1, 2, 3]
+            .into_iter()
+            .flat_map(|t| [(t, kernel::Simd::Auto), (t, kernel::Simd::Baseline)])
+        {
+            let cfg = ExecConfig::default().with_simd(simd);
             pool(threads).install(|| {
                 let r = kernel::map2(&a, &b, &f, &cfg).unwrap().to_vec().unwrap();
                 kernel::map3_out(&a, &b, &a, &out, &g, &cfg).unwrap();
@@ -742,7 +747,7 @@ fn large_contiguous_outputs_match_reference() {
                     .to_vec()
                     .unwrap();
                 for i in 0..n {
-                    assert_eq!(r[i], f(va[i], vb[i]), "map2 at {i} ({threads} threads)");
+                    assert_eq!(r[i], f(va[i], vb[i]), "map2 at {i} ({threads} threads, {simd:?})");
                     assert_eq!(o[i], g(va[i], vb[i], va[i]), "map3 at {i}");
                     assert_eq!(u[i], vb[i].add(vb[i]), "map1 at {i}");
                 }
@@ -752,6 +757,7 @@ fn large_contiguous_outputs_match_reference() {
     check::<f32>((3 << 20) + 13);
     check::<u8>((9 << 20) + 7);
     check::<f64>((1 << 20) + 5 + (1 << 20));
+    check::<i64>((1 << 20) + 9);
 }
 
 /// A dense `[a, b, c]` source permuted so the copy's output (contiguous) and source disagree

@@ -398,48 +398,64 @@ unsafe fn transpose_8x8_direct(
 ) {
     use std::arch::x86_64::*;
     let nt = stream && (dst as usize).is_multiple_of(32) && d1 % 32 == 0;
+    // The 8×8 block at (ib, jb) transposed: o[k] holds elements (ib..ib + 8, jb + k).
+    // SAFETY (all pointer arithmetic): callers pass ib + 8 <= w, jb + 8 <= rows.
+    let block = |ib: usize, jb: usize| -> [__m256; 8] {
+        let r: [__m256; 8] = std::array::from_fn(|k| unsafe {
+            _mm256_loadu_ps(src.offset((ib + k) as isize * s0 + 4 * jb as isize) as *const f32)
+        });
+        let a0 = _mm256_unpacklo_ps(r[0], r[1]);
+        let a1 = _mm256_unpackhi_ps(r[0], r[1]);
+        let a2 = _mm256_unpacklo_ps(r[2], r[3]);
+        let a3 = _mm256_unpackhi_ps(r[2], r[3]);
+        let a4 = _mm256_unpacklo_ps(r[4], r[5]);
+        let a5 = _mm256_unpackhi_ps(r[4], r[5]);
+        let a6 = _mm256_unpacklo_ps(r[6], r[7]);
+        let a7 = _mm256_unpackhi_ps(r[6], r[7]);
+        let b0 = _mm256_shuffle_ps::<0x44>(a0, a2);
+        let b1 = _mm256_shuffle_ps::<0xEE>(a0, a2);
+        let b2 = _mm256_shuffle_ps::<0x44>(a1, a3);
+        let b3 = _mm256_shuffle_ps::<0xEE>(a1, a3);
+        let b4 = _mm256_shuffle_ps::<0x44>(a4, a6);
+        let b5 = _mm256_shuffle_ps::<0xEE>(a4, a6);
+        let b6 = _mm256_shuffle_ps::<0x44>(a5, a7);
+        let b7 = _mm256_shuffle_ps::<0xEE>(a5, a7);
+        [
+            _mm256_permute2f128_ps::<0x20>(b0, b4),
+            _mm256_permute2f128_ps::<0x20>(b1, b5),
+            _mm256_permute2f128_ps::<0x20>(b2, b6),
+            _mm256_permute2f128_ps::<0x20>(b3, b7),
+            _mm256_permute2f128_ps::<0x31>(b0, b4),
+            _mm256_permute2f128_ps::<0x31>(b1, b5),
+            _mm256_permute2f128_ps::<0x31>(b2, b6),
+            _mm256_permute2f128_ps::<0x31>(b3, b7),
+        ]
+    };
+    // Stores output elements (ib..ib + 8, jb + k) from v.
+    // SAFETY: callers pass ib + 8 <= w, jb + k < rows; aligned when `nt` (dst, d1, 4·ib are).
+    let store = |ib: usize, jb: usize, k: usize, v: __m256| unsafe {
+        let q = dst.offset(4 * ib as isize + (jb + k) as isize * d1) as *mut f32;
+        if nt {
+            _mm256_stream_ps(q, v);
+        } else {
+            _mm256_storeu_ps(q, v);
+        }
+    };
     for jb in (0..rows).step_by(8) {
-        for ib in (0..w).step_by(8) {
-            // SAFETY (all pointer arithmetic below): i = ib + k < w and j = jb + k < rows.
-            let r: [__m256; 8] = std::array::from_fn(|k| unsafe {
-                _mm256_loadu_ps(src.offset((ib + k) as isize * s0 + 4 * jb as isize) as *const f32)
-            });
-            let a0 = _mm256_unpacklo_ps(r[0], r[1]);
-            let a1 = _mm256_unpackhi_ps(r[0], r[1]);
-            let a2 = _mm256_unpacklo_ps(r[2], r[3]);
-            let a3 = _mm256_unpackhi_ps(r[2], r[3]);
-            let a4 = _mm256_unpacklo_ps(r[4], r[5]);
-            let a5 = _mm256_unpackhi_ps(r[4], r[5]);
-            let a6 = _mm256_unpacklo_ps(r[6], r[7]);
-            let a7 = _mm256_unpackhi_ps(r[6], r[7]);
-            let b0 = _mm256_shuffle_ps::<0x44>(a0, a2);
-            let b1 = _mm256_shuffle_ps::<0xEE>(a0, a2);
-            let b2 = _mm256_shuffle_ps::<0x44>(a1, a3);
-            let b3 = _mm256_shuffle_ps::<0xEE>(a1, a3);
-            let b4 = _mm256_shuffle_ps::<0x44>(a4, a6);
-            let b5 = _mm256_shuffle_ps::<0xEE>(a4, a6);
-            let b6 = _mm256_shuffle_ps::<0x44>(a5, a7);
-            let b7 = _mm256_shuffle_ps::<0xEE>(a5, a7);
-            // o[k]: elements (ib..ib + 8, jb + k)
-            let o = [
-                _mm256_permute2f128_ps::<0x20>(b0, b4),
-                _mm256_permute2f128_ps::<0x20>(b1, b5),
-                _mm256_permute2f128_ps::<0x20>(b2, b6),
-                _mm256_permute2f128_ps::<0x20>(b3, b7),
-                _mm256_permute2f128_ps::<0x31>(b0, b4),
-                _mm256_permute2f128_ps::<0x31>(b1, b5),
-                _mm256_permute2f128_ps::<0x31>(b2, b6),
-                _mm256_permute2f128_ps::<0x31>(b3, b7),
-            ];
-            for (k, &v) in o.iter().enumerate() {
-                let q = unsafe { dst.offset(4 * ib as isize + (jb + k) as isize * d1) } as *mut f32;
-                if nt {
-                    // SAFETY: in bounds as above; 32-byte aligned (dst, d1 and 4·ib are).
-                    unsafe { _mm256_stream_ps(q, v) };
-                } else {
-                    // SAFETY: in bounds as above.
-                    unsafe { _mm256_storeu_ps(q, v) };
-                }
+        let mut ib = 0;
+        // Two blocks side by side: each 64-byte output line (when aligned) is written by two
+        // back-to-back stores, so one write-combining buffer per line is open at a time.
+        while ib + 16 <= w {
+            let (lo, hi) = (block(ib, jb), block(ib + 8, jb));
+            for k in 0..8 {
+                store(ib, jb, k, lo[k]);
+                store(ib + 8, jb, k, hi[k]);
+            }
+            ib += 16;
+        }
+        if ib < w {
+            for (k, &v) in block(ib, jb).iter().enumerate() {
+                store(ib, jb, k, v);
             }
         }
     }

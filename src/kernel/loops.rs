@@ -8,7 +8,7 @@
 //!   for that combination (the scalar is hoisted into a register, so it still vectorizes);
 //! * anything else: a general strided loop.
 
-use super::config::ExecConfig;
+use super::config::{ExecConfig, Simd};
 use super::exec::{prepare, Prepared};
 use crate::iter::Plan;
 use crate::tensor::{borrow_all, Element, Storage};
@@ -200,7 +200,7 @@ pub(crate) unsafe fn inner1<A: Element, O: Element, F: Map1<A, O>>(
     s: &[isize; 2],
     n: usize,
 ) {
-    inner1_with(f, p, s, n, false)
+    inner1_with(f, p, s, n, Burst::Plain)
 }
 
 /// [`inner1`], writing contiguous rows with non-temporal stores when `stream` (see
@@ -211,14 +211,14 @@ pub(crate) unsafe fn inner1_with<A: Element, O: Element, F: Map1<A, O>>(
     p: &[*mut u8; 2],
     s: &[isize; 2],
     n: usize,
-    stream: bool,
+    burst: Burst,
 ) {
     let (eo, ea) = (size_of::<O>() as isize, size_of::<A>() as isize);
     if s[0] == eo {
         let d = ContigDst(p[0] as *mut O);
         if s[1] == ea && p[0] != p[1] {
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
-            streamed(p[0] as *mut O, n, stream, |out, i| {
+            burst_rows(p[0] as *mut O, n, burst, |out, i| {
                 f.contiguous(out, &a[i..i + out.len()])
             });
             return;
@@ -243,7 +243,7 @@ pub(crate) unsafe fn inner2<A: Element, B: Element, O: Element, F: Map2<A, B, O>
     s: &[isize; 3],
     n: usize,
 ) {
-    inner2_with(f, p, s, n, false)
+    inner2_with(f, p, s, n, Burst::Plain)
 }
 
 /// [`inner2`], writing contiguous rows with non-temporal stores when `stream`.
@@ -253,7 +253,7 @@ pub(crate) unsafe fn inner2_with<A: Element, B: Element, O: Element, F: Map2<A, 
     p: &[*mut u8; 3],
     s: &[isize; 3],
     n: usize,
-    stream: bool,
+    burst: Burst,
 ) {
     let (eo, ea, eb) = (
         size_of::<O>() as isize,
@@ -264,7 +264,7 @@ pub(crate) unsafe fn inner2_with<A: Element, B: Element, O: Element, F: Map2<A, 
         if s[1] == ea && s[2] == eb && p[0] != p[1] && p[0] != p[2] {
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             let b = std::slice::from_raw_parts(p[2] as *const B, n);
-            streamed(p[0] as *mut O, n, stream, |out, i| {
+            burst_rows(p[0] as *mut O, n, burst, |out, i| {
                 let m = out.len();
                 f.contiguous(out, &a[i..i + m], &b[i..i + m])
             });
@@ -295,7 +295,7 @@ pub(crate) unsafe fn inner3<A: Element, B: Element, C: Element, O: Element, F: M
     s: &[isize; 4],
     n: usize,
 ) {
-    inner3_with(f, p, s, n, false)
+    inner3_with(f, p, s, n, Burst::Plain)
 }
 
 /// [`inner3`], writing contiguous rows with non-temporal stores when `stream`.
@@ -311,7 +311,7 @@ pub(crate) unsafe fn inner3_with<
     p: &[*mut u8; 4],
     s: &[isize; 4],
     n: usize,
-    stream: bool,
+    burst: Burst,
 ) {
     let e = [
         size_of::<O>(),
@@ -331,7 +331,7 @@ pub(crate) unsafe fn inner3_with<
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             let b = std::slice::from_raw_parts(p[2] as *const B, n);
             let c = std::slice::from_raw_parts(p[3] as *const C, n);
-            streamed(p[0] as *mut O, n, stream, |out, i| {
+            burst_rows(p[0] as *mut O, n, burst, |out, i| {
                 let m = out.len();
                 f.contiguous(out, &a[i..i + m], &b[i..i + m], &c[i..i + m])
             });
@@ -555,6 +555,71 @@ pub(crate) unsafe fn streamed<O: Element>(
     body(slice(0, n), 0);
 }
 
+/// How an op writes its contiguous rows (chosen once per call, see [`Burst::for_output`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Burst {
+    /// In place, plain stores (small outputs, or off x86-64).
+    Plain,
+    /// Bursts through [`streamed`], the element loops compiled for the baseline (SSE2).
+    Stream,
+    /// Bursts through [`streamed`] inside an AVX2 `#[target_feature]` twin: the element
+    /// loops of the built-in ops run 8 f32 (4 f64, 32 u8) per instruction and the burst
+    /// copy-out inlines the AVX2 streaming loop. Only when the CPU reports AVX2.
+    StreamAvx2,
+}
+
+impl Burst {
+    /// The burst mode of an op writing `numel` elements of `O` under `simd`: streamed from
+    /// [`STREAM_MIN_BYTES`] of output ([`stream_output`]), with AVX2 when `simd` is
+    /// [`Simd::Auto`] and the CPU reports it.
+    pub(crate) fn for_output<O: Element>(numel: usize, simd: Simd) -> Burst {
+        if !stream_output::<O>(numel) {
+            return Burst::Plain;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if simd == Simd::Auto && std::arch::is_x86_feature_detected!("avx2") {
+            return Burst::StreamAvx2;
+        }
+        let _ = simd;
+        Burst::Stream
+    }
+}
+
+/// [`streamed`] under `burst`: in place for [`Burst::Plain`], through the AVX2 twin for
+/// [`Burst::StreamAvx2`].
+///
+/// SAFETY: as [`streamed`]; [`Burst::StreamAvx2`] only when the CPU reports AVX2.
+#[inline(always)]
+unsafe fn burst_rows<O: Element, B: FnMut(&mut [MaybeUninit<O>], usize)>(
+    out: *mut O,
+    n: usize,
+    burst: Burst,
+    body: B,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if burst == Burst::StreamAvx2 {
+        // SAFETY: the caller's contract (AVX2 present, row valid).
+        return unsafe { streamed_avx2(out, n, body) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { streamed(out, n, burst != Burst::Plain, body) }
+}
+
+/// [`streamed`] compiled for AVX2: `streamed`, `body` and the element functions it calls
+/// (`#[inline]`) are inlined here, so the compiler vectorizes them 256 bits wide.
+///
+/// SAFETY: the CPU has AVX2; otherwise as [`streamed`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn streamed_avx2<O: Element, B: FnMut(&mut [MaybeUninit<O>], usize)>(
+    out: *mut O,
+    n: usize,
+    body: B,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { streamed(out, n, true, body) }
+}
+
 /// Smallest reuse factor (iteration elements per distinct element) for which a strided
 /// input is re-laid out (see [`relayout_input`]).
 const RELAYOUT_MIN_REUSE: usize = 4;
@@ -656,12 +721,13 @@ pub fn execute_map1<A: Element, O: Element, F: Map1<A, O>>(
     let raws = [out.raw(), a.raw()];
     let p = prepare(plan, &raws, 1)?;
     let _g = borrow_all(&raws, 1)?;
-    let stream = stream_output::<O>(p.numel);
+    let burst = Burst::for_output::<O>(p.numel, cfg.simd);
+    let stream = burst != Burst::Plain;
     // SAFETY: as in `run_prepared1`.
     p.run_then(
         cfg,
         &|ptr: &[*mut u8; 2], s: &[isize; 2], n: usize| unsafe {
-            inner1_with(f, ptr, s, n, stream)
+            inner1_with(f, ptr, s, n, burst)
         },
         &|| {
             if stream {
@@ -688,12 +754,13 @@ pub fn execute_map2<A: Element, B: Element, O: Element, F: Map2<A, B, O>>(
     let eo = size_of::<O>();
     let _ra = relayout_input::<A, 3>(&mut p, 1, eo, cfg);
     let _rb = relayout_input::<B, 3>(&mut p, 2, eo, cfg);
+    let burst = Burst::for_output::<O>(p.numel, cfg.simd);
+    let stream = burst != Burst::Plain;
     // SAFETY: as in `run_prepared1`.
-    let stream = stream_output::<O>(p.numel);
     p.run_then(
         cfg,
         &|ptr: &[*mut u8; 3], s: &[isize; 3], n: usize| unsafe {
-            inner2_with(f, ptr, s, n, stream)
+            inner2_with(f, ptr, s, n, burst)
         },
         &|| {
             if stream {
@@ -722,12 +789,13 @@ pub fn execute_map3<A: Element, B: Element, C: Element, O: Element, F: Map3<A, B
     let _ra = relayout_input::<A, 4>(&mut p, 1, eo, cfg);
     let _rb = relayout_input::<B, 4>(&mut p, 2, eo, cfg);
     let _rc = relayout_input::<C, 4>(&mut p, 3, eo, cfg);
+    let burst = Burst::for_output::<O>(p.numel, cfg.simd);
+    let stream = burst != Burst::Plain;
     // SAFETY: as in `run_prepared1`.
-    let stream = stream_output::<O>(p.numel);
     p.run_then(
         cfg,
         &|ptr: &[*mut u8; 4], s: &[isize; 4], n: usize| unsafe {
-            inner3_with(f, ptr, s, n, stream)
+            inner3_with(f, ptr, s, n, burst)
         },
         &|| {
             if stream {
@@ -747,7 +815,7 @@ mod tests {
     /// element size, output misalignments 0..64 bytes and lengths around the 64-byte head and
     /// the burst size, so head, bursts and tail are all exercised (on x86-64; elsewhere this
     /// checks the plain body).
-    fn check_streamed<T: NumElement>() {
+    fn check_streamed<T: NumElement>(burst: Burst) {
         let f = |a: T, b: T| a.mul(b).add(a);
         let g = |a: T, b: T, c: T| a.add(b).mul(c);
         let h = |a: T| a.mul(a).add(T::ONE);
@@ -763,15 +831,15 @@ mod tests {
                 let st = [e as isize; 4];
                 let want2: Vec<T> = (0..n).map(|i| f(a[i], b[i])).collect();
                 // SAFETY: contiguous, disjoint buffers of n elements each.
-                unsafe { inner2_with(&f, &[o, ps(&a), ps(&b)], &[st[0]; 3], n, true) };
+                unsafe { inner2_with(&f, &[o, ps(&a), ps(&b)], &[st[0]; 3], n, burst) };
                 assert_eq!(&out[skip..skip + n], &want2[..], "map2 n {n} skip {skip}");
                 let want3: Vec<T> = (0..n).map(|i| g(a[i], b[i], a[i])).collect();
                 // SAFETY: as above.
-                unsafe { inner3_with(&g, &[o, ps(&a), ps(&b), ps(&a)], &st, n, true) };
+                unsafe { inner3_with(&g, &[o, ps(&a), ps(&b), ps(&a)], &st, n, burst) };
                 assert_eq!(&out[skip..skip + n], &want3[..], "map3 n {n} skip {skip}");
                 let want1: Vec<T> = (0..n).map(|i| h(a[i])).collect();
                 // SAFETY: as above.
-                unsafe { inner1_with(&h, &[o, ps(&a)], &[st[0]; 2], n, true) };
+                unsafe { inner1_with(&h, &[o, ps(&a)], &[st[0]; 2], n, burst) };
                 store_fence();
                 assert_eq!(&out[skip..skip + n], &want1[..], "map1 n {n} skip {skip}");
                 assert_eq!(out[skip + n], T::ZERO, "wrote past the row");
@@ -858,10 +926,17 @@ mod tests {
 
     #[test]
     fn streamed_rows_match_the_element_function() {
-        check_streamed::<u8>();
-        check_streamed::<i32>();
-        check_streamed::<f32>();
-        check_streamed::<i64>();
-        check_streamed::<f64>();
+        // the AVX2 twin only where the CPU has it (`Burst::for_output`'s rule)
+        let big = STREAM_MIN_BYTES;
+        for burst in [Burst::Stream, Burst::for_output::<u8>(big, Simd::Auto)] {
+            check_streamed::<u8>(burst);
+            check_streamed::<i32>(burst);
+            check_streamed::<f32>(burst);
+            check_streamed::<i64>(burst);
+            check_streamed::<f64>(burst);
+        }
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(Burst::for_output::<u8>(big, Simd::Baseline), Burst::Stream);
+        assert_eq!(Burst::for_output::<u8>(big - 1, Simd::Auto), Burst::Plain);
     }
 }

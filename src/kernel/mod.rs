@@ -73,6 +73,15 @@
 //! went from 6.8-7.3 ms (2.8-3.0× the copy's time, same runs) to 4.5 ms (2.1-2.2×; target
 //! at most 2.5×). The probe is not in the repository; its variants are described here.
 //!
+//! **Paired blocks** (after the honest copy reference): two 8×8 blocks side by side are
+//! transposed before storing, so each 64-byte output line is written by two back-to-back
+//! stores (one write-combining buffer open per line, instead of eight half-written lines
+//! between consecutive blocks); a ragged last 8 columns keeps the single block. Same-minute
+//! bench (00:47 UTC 24 Nov, `--cpu-time --reps 31`, old and new binaries alternated four
+//! times each, load average ~4): `copy_transpose_16M(_out)` medians 4.27-4.98 ms (0.25-0.32x
+//! the copy's bandwidth, i.e. 3.1-3.9x its time) → 3.81-4.32 ms (0.30-0.36x, 2.8-3.3x). The
+//! 2.5x target is still not met against the AVX2 non-temporal copy reference.
+//!
 //! Tried and not kept in an earlier session (no measured gain): gathering 64×16 blocks of a
 //! strided broadcast input into a buffer per block (single-thread minimum 4.3 ms against
 //! ~4.5 ms gathered); the one-time re-layout below replaced it. Non-temporal stores for the
@@ -123,6 +132,19 @@
 //!   (64-bit multiplies have no SSE2/AVX2 vector form; AVX-512 multiversioning not tried),
 //!   `add_u8_16M` and `logical_and_bool_16M` 1.2-1.9x: the 90% target is met for the 1-byte
 //!   types and in the better run for f32, not reliably for the others.
+//!   **AVX2 bursts** (`loops::Burst::StreamAvx2`, after the honest copy reference): the
+//!   burst loop of `streamed`, the op's `contiguous` body and its element function are
+//!   inlined into one `#[target_feature(enable = "avx2")]` twin, chosen per call when
+//!   [`Simd::Auto`] and the CPU reports AVX2 ([`Simd::Baseline`] keeps the SSE2 build), as the
+//!   fused block evaluator does. Bench, 2 threads, `--cpu-time --reps 31`, medians "vs copy"
+//!   against the new reference (AVX2 NT copy 1.15-1.23 ms in the same runs), two runs of the
+//!   old and two of the new binary alternated in one minute (00:35 UTC 24 Nov, load average
+//!   7-8 from other agents): `mul_i64_16M` 0.60-0.62x → 0.86-1.00x, `add_f64_16M` 0.68-0.81x
+//!   → 0.90-0.93x, `eq_f32_16M` 0.75-0.78x → 0.86-0.90x, `where_16M` 0.71-0.73x →
+//!   0.73-0.82x, `add_bias_16M` 0.85-0.86x → 0.89-0.95x, `add_contig_16M` 0.95-0.96x →
+//!   0.97-1.01x, `add_int32_16M` 0.95-0.98x → 0.95-1.04x, 1-byte types 1.15-1.27x →
+//!   1.25-1.39x. The 90% target now holds in these runs for every dtype except `where_16M`
+//!   (bool condition + two f32 operands; not investigated further).
 //!   Transposes stream their tile rows too when the output is large and the rows are whole,
 //!   aligned lines: `copy_transpose_16M(_out)` went from 0.28x of the copy (3.6x its time) to
 //!   0.61-1.00x in CPU time (target: at most 2.5x the copy's time, i.e. at least 0.4x).
