@@ -192,10 +192,14 @@ impl<S: Retrace> Verifier<'_, S> {
                 witness_of(syms, subject.hints(), &|p| subject.valid_point(p), facts)
             })
         };
+        let point = match point {
+            Some(p) => Some(p),
+            None if provably_empty(syms, facts) => return Ok(None),
+            // A region written as a disjunction (merged cover guards): a point of one branch
+            // is a point of the region.
+            None => point_in_branches(self.subject, facts, 3).filter(|p| region.holds(p)),
+        };
         let Some(point) = point else {
-            if provably_empty(syms, facts) {
-                return Ok(None);
-            }
             return Err(match why {
                 Some(g) => reject(format!(
                     "the stored guards do not imply the traced guard `{}` ({}), and no \
@@ -232,6 +236,36 @@ impl<S: Retrace> Verifier<'_, S> {
         self.traces.push(Rc::clone(&t));
         Ok(Some(t))
     }
+}
+
+/// A point of the region `facts` with its conjunctions flattened (the witness search sees
+/// one literal per fact, e.g. the orderings it solves): the probe grid, then the cover's
+/// witness search, then the same in each branch of the first disjunction (a point of a
+/// branch is one of the region), at most `depth` splits deep.
+fn point_in_branches<S: Retrace>(subject: &S, facts: &[&BoolExpr], depth: usize) -> Option<Vec<i64>> {
+    let syms = subject.symbols();
+    let mut flat = Vec::new();
+    for f in facts {
+        push_flat(&mut flat, f);
+    }
+    let refs: Vec<&BoolExpr> = flat.iter().collect();
+    let region = Region::new(syms, &refs);
+    if let Some(p) = find_point(subject, &region)
+        .or_else(|| witness_of(syms, subject.hints(), &|p| subject.valid_point(p), &refs))
+    {
+        return Some(p);
+    }
+    if depth == 0 {
+        return None;
+    }
+    let i = flat.iter().position(|f| f.disjuncts().is_some())?;
+    flat[i].disjuncts().unwrap_or_default().iter().find_map(|d| {
+        let mut sub = flat.clone();
+        sub.remove(i);
+        push_flat(&mut sub, d);
+        let refs: Vec<&BoolExpr> = sub.iter().collect();
+        point_in_branches(subject, &refs, depth - 1)
+    })
 }
 
 /// Adds `f` to `facts`, a conjunction as its parts (so that a disjunction nested in it
@@ -288,10 +322,24 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
     }
     let equalities = order_equalities(&facts);
     facts = substitute_equalities(facts, &equalities);
+    facts.extend(equalities);
+    // Then each equality fact that solves for a symbol (`a*s == u` gives `u`) rewrites the
+    // others (`a*c*s == u` then reads `a*c*s == a*s`, i.e. `c == 1` under `a, s >= 1`).
+    for i in 0..facts.len() {
+        let eq = [facts[i].clone()];
+        let others: Vec<BoolExpr> = facts
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, f)| f.clone())
+            .collect();
+        let mut rewritten = substitute_equalities(others, &eq);
+        rewritten.insert(i, eq[0].clone());
+        facts = rewritten;
+    }
     if facts.iter().any(|f| f.as_const() == Some(false)) {
         return true;
     }
-    facts.extend(equalities);
     let refs: Vec<&BoolExpr> = facts.iter().collect();
     let contradicted = (0..refs.len()).any(|i| {
         let others: Vec<&BoolExpr> = (0..refs.len())
