@@ -135,7 +135,11 @@ impl<S: Retrace> Verifier<'_, S> {
         };
         let missing = t.guards.iter().find(|g| !implied(syms, &refs, &g.cond));
         let Some(g) = missing.cloned() else {
-            return compare(self.subject, &refs, self.payload, &t.payload, &t.traced_at)
+            // Every traced guard follows from the region's facts, so adding them is sound,
+            // and their literals (`b == 0`) are what the comparison substitutes.
+            let mut with_traced = refs.clone();
+            with_traced.extend(t.guards.iter().map(|g| &g.cond));
+            return compare(self.subject, &with_traced, self.payload, &t.payload, &t.traced_at)
                 .map_err(|e| in_region(e, why));
         };
         // A stored disjunction the trace did not record: one region per disjunct.
@@ -399,6 +403,28 @@ fn substitute_equalities(mut facts: Vec<BoolExpr>, equalities: &[BoolExpr]) -> V
 
 /// Substitutes every symbol a fact pins to a constant (`s == k`) into all facts.
 fn substitute_constants(facts: &[&BoolExpr]) -> Vec<BoolExpr> {
+    let pinned = pinned_constants(facts);
+    if pinned.is_empty() {
+        return facts.iter().map(|f| (*f).clone()).collect();
+    }
+    facts
+        .iter()
+        .map(|f| f.map_exprs(&|e: &Expr| with_constants(e, &pinned)))
+        .collect()
+}
+
+/// `e` with the symbols of `pinned` replaced by their values.
+fn with_constants(e: &Expr, pinned: &[(Symbol, i64)]) -> Expr {
+    e.substitute(&|s: &Symbol| {
+        pinned
+            .iter()
+            .find(|(p, _)| p == s)
+            .map(|(_, v)| Expr::constant(*v))
+    })
+}
+
+/// The symbols the facts pin to a constant: `c*s + k == 0` with `c = ±1`, or `c*s == 0`.
+fn pinned_constants(facts: &[&BoolExpr]) -> Vec<(Symbol, i64)> {
     let mut pinned: Vec<(Symbol, i64)> = Vec::new();
     for f in facts {
         if let Some((crate::sym::Rel::Eq, p)) = f.as_cmp() {
@@ -422,18 +448,7 @@ fn substitute_constants(facts: &[&BoolExpr]) -> Vec<BoolExpr> {
             }
         }
     }
-    if pinned.is_empty() {
-        return facts.iter().map(|f| (*f).clone()).collect();
-    }
-    let sub = |e: &Expr| {
-        e.substitute(&|s: &Symbol| {
-            pinned
-                .iter()
-                .find(|(p, _)| p == s)
-                .map(|(_, v)| Expr::constant(*v))
-        })
-    };
-    facts.iter().map(|f| f.map_exprs(&sub)).collect()
+    pinned
 }
 
 /// Decides `goal` under `facts`: lower bounds from the facts, factors the bounds make
@@ -641,8 +656,12 @@ fn compare<S: Retrace>(
         ))
     };
     let pairs = subject.pairs(stored, traced).map_err(mismatch)?;
-    let equal =
-        |a: &Expr, b: &Expr| a == b || decide(syms, facts, &BoolExpr::eq(a, b)) == Some(true);
+    // Constants the region pins (`b == 0`) substituted first: `4*a*b` is `0` there.
+    let pinned = pinned_constants(facts);
+    let equal = |a: &Expr, b: &Expr| {
+        let (a, b) = (with_constants(a, &pinned), with_constants(b, &pinned));
+        a == b || decide(syms, facts, &BoolExpr::eq(&a, &b)) == Some(true)
+    };
     for (what, a, b) in pairs {
         if !equal(a, b) {
             return Err(mismatch((what, a.to_string(), b.to_string())));
