@@ -139,8 +139,14 @@ impl<S: Retrace> Verifier<'_, S> {
             // and their literals (`b == 0`) are what the comparison substitutes.
             let mut with_traced = refs.clone();
             with_traced.extend(t.guards.iter().map(|g| &g.cond));
-            return compare(self.subject, &with_traced, self.payload, &t.payload, &t.traced_at)
-                .map_err(|e| in_region(e, why));
+            return compare(
+                self.subject,
+                &with_traced,
+                self.payload,
+                &t.payload,
+                &t.traced_at,
+            )
+            .map_err(|e| in_region(e, why));
         };
         // A stored disjunction the trace did not record: one region per disjunct.
         if let Some(i) = facts
@@ -189,12 +195,7 @@ impl<S: Retrace> Verifier<'_, S> {
         let point = if region.holds(self.traced_at) {
             Some(self.traced_at.to_vec())
         } else {
-            // The grid misses regions pinned by products (`t == c*u`, free strides): then
-            // the cover's witness search, which builds such values from the equalities.
-            find_point(self.subject, &region).or_else(|| {
-                let subject = self.subject;
-                witness_of(syms, subject.hints(), &|p| subject.valid_point(p), facts)
-            })
+            grid_or_witness(self.subject, &region, facts)
         };
         let point = match point {
             Some(p) => Some(p),
@@ -242,34 +243,57 @@ impl<S: Retrace> Verifier<'_, S> {
     }
 }
 
+/// A point of the region `facts` (compiled as `region`): the probe grid, then, for regions
+/// pinned by products the grid misses (`t == c*u`, free strides), the cover's witness
+/// search, which builds such values from the equalities.
+fn grid_or_witness<S: Retrace>(
+    subject: &S,
+    region: &Region,
+    facts: &[&BoolExpr],
+) -> Option<Vec<i64>> {
+    find_point(subject, region).or_else(|| {
+        witness_of(
+            subject.symbols(),
+            subject.hints(),
+            &|p| subject.valid_point(p),
+            facts,
+        )
+    })
+}
+
 /// A point of the region `facts` with its conjunctions flattened (the witness search sees
 /// one literal per fact, e.g. the orderings it solves): the probe grid, then the cover's
 /// witness search, then the same in each branch of the first disjunction (a point of a
 /// branch is one of the region), at most `depth` splits deep.
-fn point_in_branches<S: Retrace>(subject: &S, facts: &[&BoolExpr], depth: usize) -> Option<Vec<i64>> {
+fn point_in_branches<S: Retrace>(
+    subject: &S,
+    facts: &[&BoolExpr],
+    depth: usize,
+) -> Option<Vec<i64>> {
     let syms = subject.symbols();
     let mut flat = Vec::new();
     for f in facts {
         push_flat(&mut flat, f);
     }
     let refs: Vec<&BoolExpr> = flat.iter().collect();
-    let region = Region::new(syms, &refs);
-    if let Some(p) = find_point(subject, &region)
-        .or_else(|| witness_of(syms, subject.hints(), &|p| subject.valid_point(p), &refs))
-    {
+    if let Some(p) = grid_or_witness(subject, &Region::new(syms, &refs), &refs) {
         return Some(p);
     }
     if depth == 0 {
         return None;
     }
     let i = flat.iter().position(|f| f.disjuncts().is_some())?;
-    flat[i].disjuncts().unwrap_or_default().iter().find_map(|d| {
-        let mut sub = flat.clone();
-        sub.remove(i);
-        push_flat(&mut sub, d);
-        let refs: Vec<&BoolExpr> = sub.iter().collect();
-        point_in_branches(subject, &refs, depth - 1)
-    })
+    flat[i]
+        .disjuncts()
+        .unwrap_or_default()
+        .iter()
+        .find_map(|d| {
+            let mut sub = flat.clone();
+            sub.remove(i);
+            push_flat(&mut sub, d);
+            let refs: Vec<&BoolExpr> = sub.iter().collect();
+            point_in_branches(subject, &refs, depth - 1)
+        })
 }
 
 /// Adds `f` to `facts`, a conjunction as its parts (so that a disjunction nested in it
@@ -325,21 +349,20 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
         return true;
     }
     let equalities = order_equalities(&facts);
-    facts = substitute_equalities(facts, &equalities);
+    for sol in equalities.iter().filter_map(solve_for) {
+        facts = facts.iter().map(|f| rewrite(f, &sol)).collect();
+    }
     facts.extend(equalities);
     // Then each equality fact that solves for a symbol (`a*s == u` gives `u`) rewrites the
     // others (`a*c*s == u` then reads `a*c*s == a*s`, i.e. `c == 1` under `a, s >= 1`).
     for i in 0..facts.len() {
-        let eq = [facts[i].clone()];
-        let others: Vec<BoolExpr> = facts
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, f)| f.clone())
-            .collect();
-        let mut rewritten = substitute_equalities(others, &eq);
-        rewritten.insert(i, eq[0].clone());
-        facts = rewritten;
+        if let Some(sol) = solve_for(&facts[i]) {
+            for (j, f) in facts.iter_mut().enumerate() {
+                if j != i {
+                    *f = rewrite(f, &sol);
+                }
+            }
+        }
     }
     if facts.iter().any(|f| f.as_const() == Some(false)) {
         return true;
@@ -371,34 +394,30 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
     })
 }
 
-/// Rewrites `facts` with each equality `y == x + k` of `equalities` (a symbol with
-/// coefficient ±1 that the rest of the equality does not mention) substituted for `y`.
-fn substitute_equalities(mut facts: Vec<BoolExpr>, equalities: &[BoolExpr]) -> Vec<BoolExpr> {
-    for eq in equalities {
-        let Some((crate::sym::Rel::Eq, p)) = eq.as_cmp() else {
-            continue;
-        };
-        let Some(terms) = p.polynomial_terms() else {
-            continue;
-        };
-        let Some((c, y)) = terms.iter().find_map(|(c, fs)| match fs.as_slice() {
+/// The symbol an equality solves for and its value: `y == x + k` (a symbol with coefficient
+/// ±1 that the rest of the equality does not mention) gives `(y, x + k)`.
+fn solve_for(eq: &BoolExpr) -> Option<(Symbol, Expr)> {
+    let Some((crate::sym::Rel::Eq, p)) = eq.as_cmp() else {
+        return None;
+    };
+    let (c, y) = p
+        .polynomial_terms()?
+        .iter()
+        .find_map(|(c, fs)| match fs.as_slice() {
             [(y, 1)] if *c == 1 || *c == -1 => Some((*c, y.clone())),
             _ => None,
-        }) else {
-            continue;
-        };
-        // p = c*y + rest == 0, so y = -rest / c = -c * rest.
-        let rest = p.sub(&Expr::symbol(y.as_str()).mul(&Expr::constant(c)));
-        if rest.symbols().contains(&y) {
-            continue;
-        }
-        let value = rest.mul(&Expr::constant(-c));
-        facts = facts
-            .iter()
-            .map(|f| f.substitute(&|s: &Symbol| (s == &y).then(|| value.clone())))
-            .collect();
+        })?;
+    // p = c*y + rest == 0, so y = -rest / c = -c * rest.
+    let rest = p.sub(&Expr::symbol(y.as_str()).mul(&Expr::constant(c)));
+    if rest.symbols().contains(&y) {
+        return None;
     }
-    facts
+    Some((y, rest.mul(&Expr::constant(-c))))
+}
+
+/// Rewrites `fact` with `y` replaced by `value`.
+fn rewrite(fact: &BoolExpr, (y, value): &(Symbol, Expr)) -> BoolExpr {
+    fact.substitute(&|s: &Symbol| (s == y).then(|| value.clone()))
 }
 
 /// Substitutes every symbol a fact pins to a constant (`s == k`) into all facts.
