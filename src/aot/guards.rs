@@ -160,7 +160,7 @@ pub(crate) fn simplify_guards(
             continue;
         }
         let cond = at_minimum(&g.cond.cancel_positive_monomials(&positive), symbols, mins);
-        let cond = prune_or(&factor_or(&cond), &ranges);
+        let cond = prune_or(&factor_or(&meet_pairs(&cond)), &ranges);
         if cond.as_const() == Some(true) || out[n_range..].iter().any(|o| o.cond == cond) {
             continue;
         }
@@ -322,6 +322,8 @@ fn refuted_near(
 /// facts and the rest of its disjunct is dropped, then a disjunct implying another one, and
 /// common conjuncts are factored out. Equivalent under `facts`.
 pub(crate) fn tidy_or(cond: &BoolExpr, mins: &[(Symbol, i64)], facts: &[&BoolExpr]) -> BoolExpr {
+    let cond = meet_pairs(cond);
+    let nonnegative = mins.iter().all(|(_, m)| *m >= 0);
     let Some(ds) = cond.disjuncts() else {
         return cond.clone();
     };
@@ -340,7 +342,12 @@ pub(crate) fn tidy_or(cond: &BoolExpr, mins: &[(Symbol, i64)], facts: &[&BoolExp
                     .filter(|(k, _)| *k != j)
                     .map(|(_, c)| c),
             );
-            match decide_under(mins, &with, &cs[j]) {
+            let decided = decide_under(mins, &with, &cs[j]).or_else(|| {
+                // Orderings the facts see one literal at a time: `t >= 1`, `t < s` give
+                // `s >= 1` (sound on the cover's domain, every symbol `>= 0`).
+                (nonnegative && super::prover::order_implies(&with, &cs[j])).then_some(true)
+            });
+            match decided {
                 Some(false) => continue 'd,
                 Some(true) if cs.len() > 1 => {
                     cs.remove(j);
@@ -473,8 +480,59 @@ pub(crate) fn meet_literal(x: &BoolExpr, y: &BoolExpr) -> Option<BoolExpr> {
         })
 }
 
-/// Merges pairs of guards that compare the same single symbol into one comparison
-/// ([`meet_literal`]); the merged guard keeps the reason of the later (decision) guard.
+/// One comparison equivalent to `x && y` for two comparisons of one difference `p` (any
+/// symbols, any polynomial): `p <= 0 && -p <= 0` is `p == 0` (a cover's ordering classes
+/// meet as `t <= s && s <= t`, which reads as `s == t`), and `p <= 0 && p != 0` is
+/// `p + 1 <= 0` (`s <= t && s != t` is `s < t`). Exact over the integers.
+pub(crate) fn meet_pair(x: &BoolExpr, y: &BoolExpr) -> Option<BoolExpr> {
+    let ((rx, p), (ry, q)) = (x.as_cmp()?, y.as_cmp()?);
+    let opposite = p.add(q).as_coeff().is_some_and(|c| c.is_zero());
+    match (rx, ry) {
+        (Rel::Le, Rel::Le) if opposite => Some(BoolExpr::cmp0(Rel::Eq, p.clone())),
+        (Rel::Le, Rel::Ne) if opposite || p == q => {
+            Some(BoolExpr::cmp0(Rel::Le, p.add(&Expr::constant(1))))
+        }
+        (Rel::Ne, Rel::Le) if opposite || p == q => {
+            Some(BoolExpr::cmp0(Rel::Le, q.add(&Expr::constant(1))))
+        }
+        _ => None,
+    }
+}
+
+/// `x && y` as one comparison: [`meet_literal`] (one symbol) or [`meet_pair`] (one
+/// difference).
+fn meet(x: &BoolExpr, y: &BoolExpr) -> Option<BoolExpr> {
+    meet_literal(x, y).or_else(|| meet_pair(x, y))
+}
+
+/// `cond` with [`meet_pair`] applied inside every conjunction, at any depth: equivalent,
+/// never longer.
+pub(crate) fn meet_pairs(cond: &BoolExpr) -> BoolExpr {
+    if let Some(ds) = cond.disjuncts() {
+        return BoolExpr::or_all(ds.iter().map(meet_pairs));
+    }
+    let Some(cs) = cond.conjuncts() else {
+        return cond.clone();
+    };
+    let mut parts: Vec<BoolExpr> = cs.iter().map(meet_pairs).collect();
+    let mut a = 0;
+    while a < parts.len() {
+        let hit =
+            (a + 1..parts.len()).find_map(|b| meet_pair(&parts[a], &parts[b]).map(|z| (b, z)));
+        match hit {
+            Some((b, z)) => {
+                parts[a] = z;
+                parts.remove(b);
+            }
+            None => a += 1,
+        }
+    }
+    BoolExpr::and_all(parts)
+}
+
+/// Merges pairs of guards that compare the same single symbol (or the same difference,
+/// [`meet_pair`]) into one comparison ([`meet_literal`]); the merged guard keeps the
+/// reason of the later (decision) guard.
 pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
     // Inside a conjunction, and a conjunct with a separate one-comparison guard
     // (`c != 1 && n != 1 && c >= 1` is `c >= 2 && n != 1`).
@@ -485,8 +543,7 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
         let mut parts = parts;
         let mut a = 0;
         while a < parts.len() {
-            let hit = (a + 1..parts.len())
-                .find_map(|b| meet_literal(&parts[a], &parts[b]).map(|z| (b, z)));
+            let hit = (a + 1..parts.len()).find_map(|b| meet(&parts[a], &parts[b]).map(|z| (b, z)));
             match hit {
                 Some((b, z)) => {
                     parts[a] = z;
@@ -507,7 +564,7 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
                     parts
                         .iter()
                         .enumerate()
-                        .find_map(|(a, x)| meet_literal(x, &guards[j].cond).map(|z| (i, a, z)))
+                        .find_map(|(a, x)| meet(x, &guards[j].cond).map(|z| (i, a, z)))
                 })
             })
             .flatten();
@@ -528,7 +585,7 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
     let mut i = 0;
     while i < guards.len() {
         let hit = (i + 1..guards.len())
-            .find_map(|j| meet_literal(&guards[i].cond, &guards[j].cond).map(|z| (j, z)));
+            .find_map(|j| meet(&guards[i].cond, &guards[j].cond).map(|z| (j, z)));
         match hit {
             Some((j, z)) => {
                 let reason = guards[j].reason.clone();
@@ -536,6 +593,100 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
                 guards.remove(j);
             }
             None => i += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> BoolExpr {
+        BoolExpr::parse(s).unwrap()
+    }
+
+    /// `x` and `y` agree at every point of `-3..=6` for symbols `s`, `t`, `u`.
+    fn same_on_grid(x: &BoolExpr, y: &BoolExpr) -> bool {
+        (-3..=6i64).all(|s| {
+            (-3..=6i64).all(|t| {
+                (-3..=6i64).all(|u| {
+                    let at = Bindings::from_pairs([("s", s), ("t", t), ("u", u)]);
+                    x.eval(&at).unwrap() == y.eval(&at).unwrap()
+                })
+            })
+        })
+    }
+
+    #[test]
+    fn meet_pair_is_exact_and_reads_as_one_comparison() {
+        let cases = [
+            ("t <= s", "s <= t", Some("s == t")),
+            ("s <= t + 2", "t + 2 <= s", Some("s == t + 2")),
+            ("s <= t + 2", "t - 2 <= s", None),
+            ("s <= t", "s != t", Some("s < t")),
+            ("s <= t", "t != s", Some("s < t")),
+            ("s != t", "s <= t", Some("s < t")),
+            ("2*s <= u", "u <= 2*s", Some("u == 2*s")),
+            ("s <= t", "t <= s + 1", None),
+            ("s <= t", "u <= s", None),
+            ("s == t", "s <= t", None),
+        ];
+        for (x, y, want) in cases {
+            let got = meet_pair(&b(x), &b(y));
+            assert_eq!(
+                got.as_ref().map(|g| g.to_string()),
+                want.map(|w| b(w).to_string()),
+                "{x} && {y}"
+            );
+            if let Some(z) = got {
+                assert!(same_on_grid(&z, &b(x).and(&b(y))), "{x} && {y} is not {z}");
+            }
+        }
+    }
+
+    #[test]
+    fn meet_pairs_rewrites_nested_conjunctions_equivalently() {
+        let c = b("(u == 0 && t <= s && s <= t) || (s < t && (u <= t && t <= u || s != 1))");
+        let m = meet_pairs(&c);
+        assert!(same_on_grid(&m, &c));
+        let text = m.to_string();
+        assert!(text.contains("s == t") && text.contains("t == u"), "{text}");
+        assert!(m.node_count() < c.node_count());
+    }
+
+    #[test]
+    fn orderings_imply_bounds_and_orders() {
+        let lits = |v: &[&str]| v.iter().map(|s| b(s)).collect::<Vec<_>>();
+        let yes = [
+            (vec!["t >= 1", "t < s"], "s >= 2"),
+            (vec!["t >= 1", "t < s"], "s >= 1"),
+            (vec!["s <= t", "t <= u"], "s <= u"),
+            (vec!["s <= t", "t <= s"], "s == t"),
+            (vec!["s == t + 1", "t >= 3"], "s >= 4"),
+            (vec![], "s >= 0"),
+        ];
+        for (facts, goal) in yes {
+            let f = lits(&facts);
+            let refs: Vec<&BoolExpr> = f.iter().collect();
+            assert!(
+                super::super::prover::order_implies(&refs, &b(goal)),
+                "{facts:?} => {goal}"
+            );
+        }
+        let no = [
+            (vec!["t >= 1", "t < s"], "s >= 3"),
+            (vec!["s <= t"], "s == t"),
+            (vec!["s <= t", "u <= t"], "s <= u"),
+            (vec!["t >= 1"], "s >= 1"),
+            (vec!["s <= t"], "s != t"),
+        ];
+        for (facts, goal) in no {
+            let f = lits(&facts);
+            let refs: Vec<&BoolExpr> = f.iter().collect();
+            assert!(
+                !super::super::prover::order_implies(&refs, &b(goal)),
+                "{facts:?} =/=> {goal}"
+            );
         }
     }
 }

@@ -722,6 +722,40 @@ pub(crate) fn order_cycle(lits: &[BoolExpr]) -> bool {
     difference_closure(lits).is_none()
 }
 
+/// True when the difference constraints among `lits` (every symbol `>= 0`) imply `goal`, a
+/// difference constraint itself: `t >= 1`, `t < s` imply `s >= 2`; `s >= 1` follows from
+/// `t >= 1`, `t < s`. `false` says nothing.
+pub(crate) fn order_implies(lits: &[&BoolExpr], goal: &BoolExpr) -> bool {
+    let Some((pos, neg, k, rel)) = difference(goal) else {
+        return false;
+    };
+    let owned: Vec<BoolExpr> = lits.iter().map(|l| (*l).clone()).collect();
+    let Some((nodes, d)) = difference_closure(&owned) else {
+        // No common solution: they imply anything (callers drop what cannot hold first).
+        return false;
+    };
+    let index = |s: &Option<Symbol>| match s {
+        None => Some(0),
+        Some(s) => nodes.iter().position(|n| n == s).map(|i| i + 1),
+    };
+    let bound = |from: &Option<Symbol>, to: &Option<Symbol>| -> Option<i128> {
+        // The tightest `to - from <= w` (a symbol absent from every constraint is only
+        // known `>= 0`: `0 - x <= 0`).
+        match (index(from), index(to)) {
+            (Some(f), Some(t)) => d[f][t],
+            (None, Some(0)) => Some(0),
+            _ => None,
+        }
+    };
+    // goal: pos - neg <= k (and >= k for an equality).
+    let le = bound(&neg, &pos).is_some_and(|w| w <= k);
+    match rel {
+        Rel::Le => le,
+        Rel::Eq => le && bound(&pos, &neg).is_some_and(|w| w <= -k),
+        Rel::Ne => false,
+    }
+}
+
 /// The equalities the difference constraints among `lits` imply and no single literal
 /// states: `s == t` from `s <= t` and `t <= s`, `t == u` from `t <= s <= u <= t`, `s == 3`
 /// from `s <= t`, `t <= 3`, `s >= 3`. Facts see one literal at a time; substituting these

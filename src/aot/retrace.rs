@@ -367,7 +367,19 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
     if facts.iter().any(|f| f.as_const() == Some(false)) {
         return true;
     }
+    // Unit propagation: a disjunct the other facts refute goes; a disjunction left with
+    // one branch becomes facts of its own (`b*t == u || u == 1` next to `u != 1` is `b*t
+    // == u`), so the splits below are spent on real choices.
+    let Some(facts) = propagate(spec, facts) else {
+        return true;
+    };
     let refs: Vec<&BoolExpr> = facts.iter().collect();
+    // A fact next to its own negation (the rewrites above can make two facts meet:
+    // `b*c == s` and `b*c != s || ...` under `s == 1`). The decision procedure below
+    // may not see it: its facts would then contradict each other.
+    if facts.iter().any(|f| facts.contains(&f.not())) {
+        return true;
+    }
     let contradicted = (0..refs.len()).any(|i| {
         let others: Vec<&BoolExpr> = (0..refs.len())
             .filter(|&j| j != i)
@@ -378,7 +390,11 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
     if contradicted || depth == 0 {
         return contradicted;
     }
-    let Some(i) = refs.iter().position(|f| f.disjuncts().is_some()) else {
+    // The disjunction with the fewest branches first.
+    let Some(i) = (0..refs.len())
+        .filter(|&i| refs[i].disjuncts().is_some())
+        .min_by_key(|&i| refs[i].disjuncts().map_or(0, |d| d.len()))
+    else {
         return false;
     };
     refs[i].disjuncts().unwrap_or_default().iter().all(|d| {
@@ -392,6 +408,59 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
         let sub_refs: Vec<&BoolExpr> = sub.iter().collect();
         empty_by_cases(spec, &sub_refs, depth - 1)
     })
+}
+
+/// `facts` with each disjunction's branches that the other facts refute removed (a
+/// disjunction left with one branch is replaced by its conjuncts), repeated until nothing
+/// changes; `None` when a disjunction loses every branch (the facts contradict each
+/// other). Equivalent: a refuted branch cannot hold where the others do.
+fn propagate(spec: &[String], mut facts: Vec<BoolExpr>) -> Option<Vec<BoolExpr>> {
+    // Each round removes at least one branch, so the rounds are bounded by their count.
+    loop {
+        let mut changed = false;
+        let mut i = 0;
+        while i < facts.len() {
+            let Some(ds) = facts[i].disjuncts().map(|d| d.to_vec()) else {
+                i += 1;
+                continue;
+            };
+            let others: Vec<&BoolExpr> = (0..facts.len())
+                .filter(|&j| j != i)
+                .map(|j| &facts[j])
+                .collect();
+            let kept: Vec<BoolExpr> = ds
+                .iter()
+                .filter(|d| decide(spec, &others, d) != Some(false))
+                .cloned()
+                .collect();
+            if kept.len() == ds.len() {
+                i += 1;
+                continue;
+            }
+            changed = true;
+            match kept.len() {
+                0 => return None,
+                1 => {
+                    let one = facts.remove(i);
+                    drop(one);
+                    let mut rest = Vec::new();
+                    push_flat(&mut rest, &kept[0]);
+                    for f in rest {
+                        if !facts.contains(&f) {
+                            facts.push(f);
+                        }
+                    }
+                }
+                _ => {
+                    facts[i] = BoolExpr::or_all(kept);
+                    i += 1;
+                }
+            }
+        }
+        if !changed {
+            return Some(facts);
+        }
+    }
 }
 
 /// The symbol an equality solves for and its value: `y == x + k` (a symbol with coefficient
@@ -820,5 +889,52 @@ mod tests {
             }
             assert!(yes > 0 && no > 0, "{n} facts: {yes} / {no}");
         }
+    }
+}
+
+#[cfg(test)]
+mod propagation_tests {
+    use super::*;
+
+    fn facts(v: &[&str]) -> Vec<BoolExpr> {
+        v.iter().map(|f| BoolExpr::parse(f).unwrap()).collect()
+    }
+
+    /// Regions of a rank-3 free-stride cover that are empty only once the disjunctions'
+    /// refuted branches are dropped (found reloading the `neg` cover).
+    #[test]
+    fn regions_empty_through_nested_disjunctions_are_proved_empty() {
+        let spec: Vec<String> = ["a", "b", "c", "s", "t", "u"].map(String::from).to_vec();
+        let empty = [
+            facts(&[
+                "c >= 2", "s >= 1", "t >= 1", "a >= 2", "b >= 2",
+                "s == u && c <= a && u < t && (b*c != s || c != t || u != 1)",
+                "b*c == s && c == t && u == 1",
+            ]),
+            facts(&[
+                "a >= 1", "b >= 2", "c >= 2", "s >= 1", "t >= 1", "u >= 1", "u != 1",
+                "t < u", "t < s", "b*t == s || a == 1",
+                "s == u && a < c && (a >= 2 || (b*t != u && u != 1) || (c*u != t && t != 1))",
+                "(c == t && u == 1 && (b*c == s || a == 1)) || (a <= 1 && (b*t == u || u == 1) && (c*u == t || t == 1))",
+            ]),
+        ];
+        for f in &empty {
+            let refs: Vec<&BoolExpr> = f.iter().collect();
+            assert!(provably_empty(&spec, &refs), "{f:?}");
+        }
+        // Not empty: a=1, b=2, c=2, s=2, t=1, u=2 satisfies these.
+        let open = facts(&[
+            "a >= 1",
+            "b >= 2",
+            "c >= 2",
+            "u != 1",
+            "t < u",
+            "t < s",
+            "b*t == s || a == 1",
+            "(c*u == t || t == 1) && (b*t == u || u == 1)",
+        ]);
+        let refs: Vec<&BoolExpr> = open.iter().collect();
+        assert!(holds(&spec, &refs, &[1, 2, 2, 2, 1, 2]));
+        assert!(!provably_empty(&spec, &refs));
     }
 }

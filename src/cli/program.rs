@@ -183,18 +183,7 @@ pub fn describe(a: &ProgramArtifact) -> String {
                 );
             }
         }
-        if sp.guards.is_empty() {
-            let _ = writeln!(s, "  (no guards: admits every binding)");
-        }
-        let width = sp
-            .guards
-            .iter()
-            .map(|g| g.cond.to_string().len())
-            .max()
-            .unwrap_or(0);
-        for g in &sp.guards {
-            let _ = writeln!(s, "  {:<width$}   # {}", g.cond.to_string(), g.reason);
-        }
+        s.push_str(&super::guards::guard_lines(&sp.guards));
         if sp.values.is_ok() {
             let _ = writeln!(s, "  fused: {}", sp.fusion);
         }
