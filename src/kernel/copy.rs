@@ -591,6 +591,14 @@ unsafe fn transpose_4x4_blocks(src: *const u8, s0: isize, w: usize, rows: usize,
         let r: [*const f32; 4] =
             std::array::from_fn(|k| src.offset((i + k) as isize * s0) as *const f32);
         for j in (0..rows).step_by(4) {
+            if j % 16 == 0 {
+                // the line PREFETCH elements ahead (the next tile's, for tiles of 64): the
+                // rows are strided streams the hardware prefetchers do not follow
+                for rk in r {
+                    let a = rk.wrapping_add(j + PREFETCH);
+                    _mm_prefetch::<_MM_HINT_T0>(a as *const i8);
+                }
+            }
             let (a, b, c, d) = (
                 _mm_loadu_ps(r[0].add(j)),
                 _mm_loadu_ps(r[1].add(j)),
