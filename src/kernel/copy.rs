@@ -578,7 +578,8 @@ unsafe fn copy_tile_phase1<S: Element, O: Element>(
     }
 }
 
-/// Phase 1 of [`copy_tile`] for 4-byte elements copied unchanged, in 4×4 SSE transposes
+/// Phase 1 of [`copy_tile`] for 4-byte elements copied unchanged, in 4×4 SSE transposes, each
+/// source row prefetched [`PREFETCH`] elements ahead
 /// (4 loads, 8 shuffles, 4 stores per 16 elements instead of 16 scalar loads and stores).
 ///
 /// SAFETY: `w` and `rows` are multiples of 4; source element (i, j) at `src + i·s0 + 4j` is
