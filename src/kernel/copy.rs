@@ -359,6 +359,11 @@ fn tiled_copy<S: Element, O: Element>(p: &Prepared<2>, cfg: &ExecConfig) {
         .for_each(|k| run_units(k * per_task, ((k + 1) * per_task).min(units)));
 }
 
+/// How far ahead (in elements along a source row) [`transpose_8x8_direct`] prefetches: 256
+/// bytes, four lines. Measured 48-96 about equal, 32 and 128+ slower (module docs).
+#[cfg(target_arch = "x86_64")]
+const PREFETCH: usize = 64;
+
 /// Whether same-type 4-byte tiles may take [`transpose_8x8_direct`]: `cfg.simd` allows
 /// run-time detection ([`Simd::Auto`]) and the CPU reports AVX2.
 fn direct_avx2<S: Element, O: Element>(cfg: &ExecConfig) -> bool {
@@ -378,9 +383,11 @@ fn direct_avx2<S: Element, O: Element>(cfg: &ExecConfig) -> bool {
 
 /// A `w × rows` tile of 4-byte elements copied unchanged, straight from source to output in
 /// 8×8 AVX2 register transposes (8 loads, 24 shuffles, 8 stores per 64 elements; no buffer).
-/// Output blocks are visited along the output row (`i` fastest), so each output line is
-/// completed by consecutive stores; with `stream` and 32-byte aligned output rows the stores
-/// are non-temporal (the caller fences before publishing).
+/// The tile is walked in strips of 16 source rows (`i`), each along the source rows (`j`),
+/// with the source lines 256 bytes ahead prefetched: the 16 rows are 16 independent strided
+/// streams the hardware prefetchers do not follow. Each output line is completed by two
+/// consecutive stores; with `stream` and 32-byte aligned output rows the stores are
+/// non-temporal (the caller fences before publishing).
 ///
 /// SAFETY: the CPU supports AVX2; `w` and `rows` are multiples of 8; source element (i, j) at
 /// `src + i·s0 + 4j` is readable and output element (i, j) at `dst + 4i + j·d1` writable and
@@ -441,19 +448,36 @@ unsafe fn transpose_8x8_direct(
             _mm256_storeu_ps(q, v);
         }
     };
-    for jb in (0..rows).step_by(8) {
-        let mut ib = 0;
-        // Two blocks side by side: each 64-byte output line (when aligned) is written by two
-        // back-to-back stores, so one write-combining buffer per line is open at a time.
-        while ib + 16 <= w {
+    // Source row `i`'s element `jb + PREFETCH` requested ahead of its load. Prefetches do not
+    // fault, and the address is formed with wrapping arithmetic, so one past the tile (or the
+    // tensor) is harmless.
+    let prefetch = |i: usize, jb: usize| {
+        let a = src.wrapping_offset(i as isize * s0 + 4 * (jb + PREFETCH) as isize);
+        _mm_prefetch::<_MM_HINT_T0>(a as *const i8);
+    };
+    // Strips of 16 source rows (two 8×8 blocks side by side), each walked along the source
+    // rows: every source line is used up by two consecutive blocks, every 64-byte output line
+    // (when aligned) written by two back-to-back stores.
+    let mut ib = 0;
+    while ib + 16 <= w {
+        for jb in (0..rows).step_by(8) {
+            for i in ib..ib + 16 {
+                prefetch(i, jb);
+            }
             let (lo, hi) = (block(ib, jb), block(ib + 8, jb));
             for k in 0..8 {
                 store(ib, jb, k, lo[k]);
                 store(ib + 8, jb, k, hi[k]);
             }
-            ib += 16;
         }
-        if ib < w {
+        ib += 16;
+    }
+    // A last strip of 8 rows (w ≡ 8 mod 16).
+    if ib < w {
+        for jb in (0..rows).step_by(8) {
+            for i in ib..ib + 8 {
+                prefetch(i, jb);
+            }
             for (k, &v) in block(ib, jb).iter().enumerate() {
                 store(ib, jb, k, v);
             }
@@ -554,7 +578,8 @@ unsafe fn copy_tile_phase1<S: Element, O: Element>(
     }
 }
 
-/// Phase 1 of [`copy_tile`] for 4-byte elements copied unchanged, in 4×4 SSE transposes
+/// Phase 1 of [`copy_tile`] for 4-byte elements copied unchanged, in 4×4 SSE transposes, each
+/// source row prefetched [`PREFETCH`] elements ahead
 /// (4 loads, 8 shuffles, 4 stores per 16 elements instead of 16 scalar loads and stores).
 ///
 /// SAFETY: `w` and `rows` are multiples of 4; source element (i, j) at `src + i·s0 + 4j` is
@@ -567,6 +592,14 @@ unsafe fn transpose_4x4_blocks(src: *const u8, s0: isize, w: usize, rows: usize,
         let r: [*const f32; 4] =
             std::array::from_fn(|k| src.offset((i + k) as isize * s0) as *const f32);
         for j in (0..rows).step_by(4) {
+            if j % 16 == 0 {
+                // the line PREFETCH elements ahead (the next tile's, for tiles of 64): the
+                // rows are strided streams the hardware prefetchers do not follow
+                for rk in r {
+                    let a = rk.wrapping_add(j + PREFETCH);
+                    _mm_prefetch::<_MM_HINT_T0>(a as *const i8);
+                }
+            }
             let (a, b, c, d) = (
                 _mm_loadu_ps(r[0].add(j)),
                 _mm_loadu_ps(r[1].add(j)),

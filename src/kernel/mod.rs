@@ -55,8 +55,8 @@
 //! **8×8 AVX2 direct transposes** (`copy::transpose_8x8_direct`, issue 15): on a CPU with AVX2
 //! (run-time detection, [`Simd::Auto`]), same-type 4-byte tiles whose sides are multiples of 8
 //! skip the buffer: 8 source rows are loaded 8 elements at a time, transposed in registers
-//! (24 shuffles) and stored as 8 output row segments, output blocks visited along the output
-//! row so each output line is completed by consecutive stores, which are non-temporal
+//! (24 shuffles) and stored as 8 output row segments (the visiting order was since changed to
+//! strips, below), each output line completed by consecutive stores, which are non-temporal
 //! (`vmovntps`) when the output is large and its rows 32-byte aligned. Ragged tiles, other
 //! element sizes, casts and [`Simd::Baseline`] keep the buffered path. Measured on the
 //! 2-core KVM guest of 23 Nov 2026 (AMD EPYC, Zen 5: 48 KiB L1d, 1 MiB L2 per core, 32 MiB
@@ -81,6 +81,34 @@
 //! times each, load average ~4): `copy_transpose_16M(_out)` medians 4.27-4.98 ms (0.25-0.32x
 //! the copy's bandwidth, i.e. 3.1-3.9x its time) → 3.81-4.32 ms (0.30-0.36x, 2.8-3.3x). The
 //! 2.5x target is still not met against the AVX2 non-temporal copy reference.
+//!
+//! **16-row strips with software prefetch** (24 Nov, after the paired blocks): the direct
+//! path now walks each tile in strips of 16 source rows (the two blocks of a pair), each strip
+//! along the source rows, and prefetches (`prefetcht0`) every strip row 256 bytes (64
+//! elements) ahead of its loads; the buffered 4×4 SSE phase 1 prefetches the same way.
+//! Why: 16 rows 16 KiB apart are 16 strided streams the hardware prefetchers do not follow,
+//! so without the hints each block waited on its misses one row at a time; within a strip
+//! every source line is used up by two consecutive blocks (no re-read after eviction, where
+//! the old order walked 64 rows per block column and at a power-of-two stride every row's
+//! line maps to the same L1 set). A C probe (process CPU time / 2 threads, medians of 15,
+//! AVX2 NT copy of the same bytes 1.5-2.2 ms in the same runs; load average 4-8 from other
+//! agents): the old order 4.1-6.1 ms; the old order with prefetch 3.6-3.9; strips without
+//! prefetch 6.4-7.2 (worse: the strip rows are the misses left alone); **strips + prefetch
+//! 64 elements ahead 2.7-3.3** (kept; 48 and 96 equal, 32 and 128-256 slightly slower); 32-row
+//! strips (two pairs per step) 3.4-3.7 and 64-row ones 3.6-3.9 (not kept; presumably too many
+//! lines at one L1 set index for its 12 ways); tiles 128×64 or 256×64 within noise of 64×64, wider
+//! tiles along the source rows (64×128 to 16×4096) 3.1-4.1; `prefetchnta` 3.0, `prefetcht1`
+//! equal to t0, one prefetch per line instead of per 32-byte step equal (not kept, simpler);
+//! `madvise(MADV_HUGEPAGE)` on both buffers no consistent change (not used). In the bench
+//! (`--cpu-time --reps 21`, old and new binaries alternated three times each, 02:30 UTC,
+//! load average 8): `copy_transpose_16M(_out)` 3.96-4.58 ms (0.31-0.34x the copy's
+//! bandwidth, 2.9-3.2x its time) → 2.62-2.83 ms (0.52-0.62x, **1.6-1.9x the copy's time**;
+//! target at most 2.5x: met). The buffered path (`--simd baseline`, `_out`): 6.1-6.4 ms →
+//! 4.0-4.6 ms. Same minutes against PyTorch 2.15 (wall time, 03:03 UTC, load average 9.5,
+//! so every wall figure is ~4x a quiet machine's): ours 12.0-14.8 ms (1.8-2.2x our copy),
+//! PyTorch's `copy_transpose_16M_out` 30-39 ms and `contiguous()` 98-127 ms. The guest
+//! exposes no hardware counters to `perf stat` (dTLB and LLC events "not supported"), so the
+//! TLB/cache explanation above rests on the timings, not on counted misses.
 //!
 //! Tried and not kept in an earlier session (no measured gain): gathering 64×16 blocks of a
 //! strided broadcast input into a buffer per block (single-thread minimum 4.3 ms against
