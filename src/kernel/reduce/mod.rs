@@ -22,7 +22,9 @@
 //!   instead folded in **register groups**: 256 bytes of adjacent outputs (64 float32, 32
 //!   float64/int64, 256 uint8/bool) whose accumulators live in eight vector registers
 //!   while whole rows stream past, one row per step (a ragged width's last group is shifted
-//!   left to end at the block's edge, recomputing the overlapped columns);
+//!   left to end at the block's edge, recomputing the overlapped columns). Both folds
+//!   prefetch the rows they will reach `PREFETCH_BYTES` of reduced stride ahead (at least
+//!   four rows), because the hardware prefetcher does not keep up with their row streams;
 //! * otherwise a strided loop per output, also combined pairwise.
 //!
 //! # Instruction sets
@@ -94,11 +96,11 @@
 //! rate (`--cpu-time`, 23:58-23:59 UTC), within the read-once target.
 //!
 //! Also tried and not kept: the compiler's own AVX2 vectorization of the generic leaf for the
-//! float32 sum (above); prefetching the outer fold's rows ahead (4 KiB, or at least 16 rows):
-//! `amax_cl_6M` gained (medians 0.79-1.07 against 0.94-1.37 ms) but `sum_outer_16M` lost
-//! (minima 3.1-4.0 against 1.2-2.6 ms), so the outer fold relies on the hardware prefetcher.
-//! Not tried in the crate: AVX-512 (the crate's minimum Rust version predates the stable
-//! AVX-512 target features).
+//! float32 sum (above). (A first try of prefetching the outer fold's rows, 4 KiB or at least
+//! 16 rows ahead, measured `sum_outer_16M` slower, minima 3.1-4.0 against 1.2-2.6 ms on a
+//! loaded host; the second try below, one prefetch per cache line of the rows 6 KiB ahead,
+//! measured it faster in every interleaved pair, and is kept.) Not tried in the crate:
+//! AVX-512 (the crate's minimum Rust version predates the stable AVX-512 target features).
 //!
 //! `sum_outer_16M` against its target of issue 13 (at most 1.2× the time of reading the
 //! input once at the copy's bandwidth), 23 Nov 2026 on the 2-core AMD EPYC (Zen 5) guest,
@@ -112,6 +114,38 @@
 //! (`vcvtps2pd`, 2 µops per 4 values) keeps the fold compute-bound at 2 threads; none of the
 //! variants was kept, and summing pairs in f32 before widening was ruled out (it would break
 //! the correctly rounded result of `# Accuracy`).
+//!
+//! The next session (24 Nov, 02:15-03:00 UTC, same host, load average 5-11 from other
+//! builds) found the fold bound by memory latency, not by the conversion: `perf annotate`
+//! put the samples on the `vaddpd`s waiting for each row's `vcvtps2pd` load, and a C probe
+//! of the same four-row fold (2 threads, 8 row ranges, leaves of 64 rows) took 0.55 ms CPU
+//! on a 64 KiB input kept hot in cache against 2.5 ms streaming the 64 MiB input, where a
+//! plain read took 1.2 ms. In that probe, wall time at load ~4.6, prefetching each row's
+//! lines ahead (one `prefetcht0` per 64 bytes, issued at the start of each four-row pass)
+//! took the fold from 5.0 ms (median of 21; minimum 4.5) to 2.1 ms at 4 KiB ahead
+//! (minimum 1.9), 2.0 ms at 6 KiB (minimum 1.8), 2.2-2.3 at 2 and 8 KiB, 2.4 at 16 KiB,
+//! with the 2-thread copy at 3.0-3.6 ms; so `fold_rows` and `fold_groups` prefetch
+//! (`prefetch_row`) 6 KiB ahead. In the crate, binaries before and after interleaved
+//! (`symstride bench --threads 2 --cpu-time --reps 21 --only
+//! memcpy_64MiB,sum_outer,sum_lastdim`, 02:59 UTC, three pairs): `sum_outer_16M`
+//! 1.41-1.60 ms (0.40-0.43× the copy's rate) before, 1.04-1.07 ms (0.57-0.62×) after,
+//! with the copy at 1.18-1.34 ms and `sum_lastdim_16M`, a plain streaming read, at
+//! 0.84-1.17 ms (0.56-0.75×) in the same runs; in wall time three earlier pairs gave
+//! minima of 3.0 / 3.9 / 5.4 ms before and 1.08 / 2.4 / 2.4 ms after. `amax_cl_6M`
+//! (register groups) moved from CPU-time medians 0.40-0.48 ms to 0.24-0.51 ms. So the
+//! outer sum now reads about as fast as the last-dim sum, but the read-once target
+//! (≥ 0.83×) is **still not met** on this host in these hours, where even the plain read
+//! of `sum_lastdim_16M` reached only 0.56-0.75×. PyTorch could not be compared: run right
+//! after ours under the same load its medians were 20 ms (its threads lost the CPU), ours
+//! 2.0-6.4 ms wall.
+//!
+//! Tried in that session and not kept (same binary, variant chosen by an environment
+//! variable, interleaved, CPU-time medians of 21, copy 1.19-1.52 ms): eight rows per pass
+//! instead of four (1.02-1.23 ms against 1.12-1.19 ms), and 16-row blocks with 16-column
+//! f64 accumulators in registers (1.09-1.16 ms), each at prefetch distances of 3, 6 and
+//! 12 KiB (all within the noise of each other); in the C probe, summing row pairs in f32
+//! before widening (2.5 against 2.6 ms; not worth the accuracy), and the prefetch hints
+//! T1, T2 and NTA instead of T0 (no difference).
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
