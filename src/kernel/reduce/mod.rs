@@ -132,7 +132,10 @@
 //! with the copy at 1.18-1.34 ms and `sum_lastdim_16M`, a plain streaming read, at
 //! 0.84-1.17 ms (0.56-0.75×) in the same runs; in wall time three earlier pairs gave
 //! minima of 3.0 / 3.9 / 5.4 ms before and 1.08 / 2.4 / 2.4 ms after. `amax_cl_6M`
-//! (register groups) moved from CPU-time medians 0.40-0.48 ms to 0.24-0.51 ms. So the
+//! (register groups) moved from CPU-time medians 0.40-0.48 ms to 0.24-0.51 ms. Four more
+//! pairs at 03:17 UTC (load average ~10, ratios to the copy of the same run): `sum_outer_16M`
+//! 0.45 / 0.53 / 0.45 / 0.49× before against 0.59 / 0.48 / 0.45 / 0.61× after,
+//! `amax_cl_6M` 0.78 / 0.81 / 0.83 / 0.72× against 0.97 / 0.93 / 0.58 / 0.91×. So the
 //! outer sum now reads about as fast as the last-dim sum, but the read-once target
 //! (≥ 0.83×) is **still not met** on this host in these hours, where even the plain read
 //! of `sum_lastdim_16M` reached only 0.56-0.75×. PyTorch could not be compared: run right
