@@ -22,7 +22,9 @@
 //!   instead folded in **register groups**: 256 bytes of adjacent outputs (64 float32, 32
 //!   float64/int64, 256 uint8/bool) whose accumulators live in eight vector registers
 //!   while whole rows stream past, one row per step (a ragged width's last group is shifted
-//!   left to end at the block's edge, recomputing the overlapped columns);
+//!   left to end at the block's edge, recomputing the overlapped columns). Both folds
+//!   prefetch the rows they will reach `PREFETCH_BYTES` of reduced stride ahead (at least
+//!   four rows), because the hardware prefetcher does not keep up with their row streams;
 //! * otherwise a strided loop per output, also combined pairwise.
 //!
 //! # Instruction sets
@@ -94,11 +96,11 @@
 //! rate (`--cpu-time`, 23:58-23:59 UTC), within the read-once target.
 //!
 //! Also tried and not kept: the compiler's own AVX2 vectorization of the generic leaf for the
-//! float32 sum (above); prefetching the outer fold's rows ahead (4 KiB, or at least 16 rows):
-//! `amax_cl_6M` gained (medians 0.79-1.07 against 0.94-1.37 ms) but `sum_outer_16M` lost
-//! (minima 3.1-4.0 against 1.2-2.6 ms), so the outer fold relies on the hardware prefetcher.
-//! Not tried in the crate: AVX-512 (the crate's minimum Rust version predates the stable
-//! AVX-512 target features).
+//! float32 sum (above). (A first try of prefetching the outer fold's rows, 4 KiB or at least
+//! 16 rows ahead, measured `sum_outer_16M` slower, minima 3.1-4.0 against 1.2-2.6 ms on a
+//! loaded host; the second try below, one prefetch per cache line of the rows 6 KiB ahead,
+//! measured it faster in every interleaved pair, and is kept.) Not tried in the crate:
+//! AVX-512 (the crate's minimum Rust version predates the stable AVX-512 target features).
 //!
 //! `sum_outer_16M` against its target of issue 13 (at most 1.2× the time of reading the
 //! input once at the copy's bandwidth), 23 Nov 2026 on the 2-core AMD EPYC (Zen 5) guest,
@@ -112,6 +114,41 @@
 //! (`vcvtps2pd`, 2 µops per 4 values) keeps the fold compute-bound at 2 threads; none of the
 //! variants was kept, and summing pairs in f32 before widening was ruled out (it would break
 //! the correctly rounded result of `# Accuracy`).
+//!
+//! The next session (24 Nov, 02:15-03:00 UTC, same host, load average 5-11 from other
+//! builds) found the fold bound by memory latency, not by the conversion: `perf annotate`
+//! put the samples on the `vaddpd`s waiting for each row's `vcvtps2pd` load, and a C probe
+//! of the same four-row fold (2 threads, 8 row ranges, leaves of 64 rows) took 0.55 ms CPU
+//! on a 64 KiB input kept hot in cache against 2.5 ms streaming the 64 MiB input, where a
+//! plain read took 1.2 ms. In that probe, wall time at load ~4.6, prefetching each row's
+//! lines ahead (one `prefetcht0` per 64 bytes, issued at the start of each four-row pass)
+//! took the fold from 5.0 ms (median of 21; minimum 4.5) to 2.1 ms at 4 KiB ahead
+//! (minimum 1.9), 2.0 ms at 6 KiB (minimum 1.8), 2.2-2.3 at 2 and 8 KiB, 2.4 at 16 KiB,
+//! with the 2-thread copy at 3.0-3.6 ms; so `fold_rows` and `fold_groups` prefetch
+//! (`prefetch_row`) 6 KiB ahead. In the crate, binaries before and after interleaved
+//! (`symstride bench --threads 2 --cpu-time --reps 21 --only
+//! memcpy_64MiB,sum_outer,sum_lastdim`, 02:59 UTC, three pairs): `sum_outer_16M`
+//! 1.41-1.60 ms (0.40-0.43× the copy's rate) before, 1.04-1.07 ms (0.57-0.62×) after,
+//! with the copy at 1.18-1.34 ms and `sum_lastdim_16M`, a plain streaming read, at
+//! 0.84-1.17 ms (0.56-0.75×) in the same runs; in wall time three earlier pairs gave
+//! minima of 3.0 / 3.9 / 5.4 ms before and 1.08 / 2.4 / 2.4 ms after. `amax_cl_6M`
+//! (register groups) moved from CPU-time medians 0.40-0.48 ms to 0.24-0.51 ms. Four more
+//! pairs at 03:17 UTC (load average ~10, ratios to the copy of the same run): `sum_outer_16M`
+//! 0.45 / 0.53 / 0.45 / 0.49× before against 0.59 / 0.48 / 0.45 / 0.61× after,
+//! `amax_cl_6M` 0.78 / 0.81 / 0.83 / 0.72× against 0.97 / 0.93 / 0.58 / 0.91×. So the
+//! outer sum now reads about as fast as the last-dim sum, but the read-once target
+//! (≥ 0.83×) is **still not met** on this host in these hours, where even the plain read
+//! of `sum_lastdim_16M` reached only 0.56-0.75×. PyTorch could not be compared: run right
+//! after ours under the same load its medians were 20 ms (its threads lost the CPU), ours
+//! 2.0-6.4 ms wall.
+//!
+//! Tried in that session and not kept (same binary, variant chosen by an environment
+//! variable, interleaved, CPU-time medians of 21, copy 1.19-1.52 ms): eight rows per pass
+//! instead of four (1.02-1.23 ms against 1.12-1.19 ms), and 16-row blocks with 16-column
+//! f64 accumulators in registers (1.09-1.16 ms), each at prefetch distances of 3, 6 and
+//! 12 KiB (all within the noise of each other); in the C probe, summing row pairs in f32
+//! before widening (2.5 against 2.6 ms; not worth the accuracy), and the prefetch hints
+//! T1, T2 and NTA instead of T0 (no difference).
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
@@ -817,8 +854,12 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
     // SAFETY: kk < K and the block's `w` outputs lie along the contiguous kept dim, so the row
     // of `w` values is inside the validated input.
     let row = |kk: usize| unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(kk)), w) };
+    let ahead = rows_ahead::<T>(geo);
     let mut kk = k0;
     while kk + 4 <= k1 {
+        for q in kk + ahead..kk + ahead + 4 {
+            prefetch_row(geo, base, q, w);
+        }
         let (a, b, c, d) = (row(kk), row(kk + 1), row(kk + 2), row(kk + 3));
         let i = kk as i64;
         for j in 0..w {
@@ -835,6 +876,56 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
         }
         kk += 1;
     }
+}
+
+/// How far ahead of the rows being folded the outer fold prefetches, in bytes of the
+/// reduced dim's stride (see the module docs for the measurements).
+const PREFETCH_BYTES: usize = 6144;
+
+/// Reduced rows between the rows being folded and the rows prefetched: [`PREFETCH_BYTES`]
+/// of the reduced dim's stride, at least four rows (one pass of [`fold_rows`]).
+#[inline(always)]
+fn rows_ahead<T>(geo: &Geometry) -> usize {
+    let stride = geo.red[0]
+        .1
+        .unsigned_abs()
+        .saturating_mul(std::mem::size_of::<T>());
+    PREFETCH_BYTES.div_ceil(stride.max(1)).max(4)
+}
+
+/// Asks the CPU to fetch the cache lines of the `w` values of reduced row `kk` at `base`
+/// (the outer fold's rows `rows_ahead` ahead). On this host the hardware prefetcher does not
+/// follow the fold's row streams across pages (`sum_outer_16M`: 2.1 against 5.0 ms in a
+/// probe), so the fold asks for them. The address is formed with wrapping arithmetic and
+/// a prefetch never faults, so rows past the input's end are harmless.
+#[inline(always)]
+fn prefetch_row<T>(geo: &Geometry, base: *const T, kk: usize, w: usize) {
+    let p = base.wrapping_offset(geo.red_offset(kk)) as *const u8;
+    for b in line_offsets(w * std::mem::size_of::<T>()) {
+        prefetch_line(p.wrapping_add(b));
+    }
+}
+
+/// Byte offsets, from the start of a run of `bytes` bytes, that hit every 64-byte cache line
+/// the run touches wherever it starts: one per 64 bytes, then the last byte (the run's
+/// last line when it does not start on a line boundary).
+#[inline(always)]
+fn line_offsets(bytes: usize) -> impl Iterator<Item = usize> {
+    (0..bytes).step_by(64).chain(bytes.checked_sub(1))
+}
+
+/// A T0 prefetch hint for the cache line holding `p` (any address: a hint never faults).
+#[inline(always)]
+fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: SSE is part of the x86-64 baseline, and a prefetch only hints the cache: it
+        // never faults and reads nothing the program sees, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Bytes of accumulators the register-resident outer fold keeps live: eight 256-bit
@@ -862,11 +953,13 @@ unsafe fn fold_groups<T: Copy, R: Reducer<T>, const C: usize>(
     k1: usize,
 ) {
     let w = acc.len();
+    let ahead = rows_ahead::<T>(geo);
     let mut j0 = 0;
     loop {
         let g = j0.min(w - C);
         let mut a = [r.identity(); C];
         for kk in k0..k1 {
+            prefetch_row(geo, base.wrapping_add(g), kk + ahead, C);
             // SAFETY: kk < K and columns g..g + C <= w of the block lie along the contiguous
             // kept dim (the caller's contract), so these C values are validated input.
             let row =
@@ -1031,6 +1124,59 @@ fn run_outer<T: Element, R: Reducer<T>>(
                 .reduce(|a, c| r.combine(a, c))
                 .unwrap_or_else(|| r.identity());
             out[o0 + j] = r.finish(acc, k as i64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every cache line of a run is hit, wherever the run starts, with at most one offset
+    /// per line plus one (the runs of the outer fold's prefetch).
+    #[test]
+    fn line_offsets_hit_every_line_of_a_run() {
+        for start in 0..64usize {
+            for bytes in 0..600usize {
+                let offs: Vec<usize> = line_offsets(bytes).collect();
+                assert!(offs.iter().all(|&o| o < bytes), "{start} {bytes}: {offs:?}");
+                let hit: std::collections::BTreeSet<usize> =
+                    offs.iter().map(|&o| (start + o) / 64).collect();
+                let lines: std::collections::BTreeSet<usize> =
+                    (0..bytes).map(|b| (start + b) / 64).collect();
+                assert_eq!(hit, lines, "start {start} bytes {bytes}");
+                assert!(offs.len() <= bytes / 64 + 2, "{start} {bytes}: {offs:?}");
+            }
+        }
+    }
+
+    /// The prefetched rows lie at least [`PREFETCH_BYTES`] ahead, at least one pass of the
+    /// four-row fold, and no further than one row beyond that distance.
+    #[test]
+    fn rows_ahead_cover_the_prefetch_distance() {
+        for size in [1usize, 4, 8] {
+            for stride in [-5000isize, -3, 0, 1, 7, 64, 256, 1000, 1536, 4096, 1 << 20] {
+                let geo = Geometry {
+                    red: smallvec::smallvec![(10, stride)],
+                    kept: SmallVec::new(),
+                    k: 10,
+                    m: 1,
+                };
+                let a = match size {
+                    1 => rows_ahead::<u8>(&geo),
+                    4 => rows_ahead::<f32>(&geo),
+                    _ => rows_ahead::<f64>(&geo),
+                };
+                let row = stride.unsigned_abs() * size;
+                assert!(a >= 4, "{size} {stride}: {a}");
+                if row > 0 {
+                    assert!(a * row >= PREFETCH_BYTES, "{size} {stride}: {a}");
+                    assert!(
+                        a == 4 || (a - 1) * row < PREFETCH_BYTES,
+                        "{size} {stride}: {a}"
+                    );
+                }
+            }
         }
     }
 }
