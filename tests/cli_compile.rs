@@ -119,3 +119,95 @@ fn closed_stdout_is_quiet() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// The guards of one specialization as `guards` prints them, parsed back: a line is a
+/// guard (text before `   #`), or `any of:` / `all of:` with its parts indented below
+/// (an `all of` line may pack several conditions joined by `&&`).
+fn parse_listing(lines: &[&str]) -> Vec<symstride::sym::BoolExpr> {
+    use symstride::sym::BoolExpr;
+    fn indent(l: &str) -> usize {
+        l.len() - l.trim_start().len()
+    }
+    fn node(lines: &[&str], i: &mut usize) -> BoolExpr {
+        let line = lines[*i];
+        let depth = indent(line);
+        let text = line.trim_start().split("   #").next().unwrap().trim_end();
+        *i += 1;
+        let head = match text {
+            "any of:" => false,
+            "all of:" => true,
+            _ => return BoolExpr::parse(text).unwrap(),
+        };
+        let mut parts = Vec::new();
+        while *i < lines.len() && indent(lines[*i]) > depth {
+            parts.push(node(lines, i));
+        }
+        assert!(parts.len() >= 2, "a tree node with {} parts", parts.len());
+        if head {
+            BoolExpr::and_all(parts)
+        } else {
+            BoolExpr::or_all(parts)
+        }
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        out.push(node(lines, &mut i));
+    }
+    out
+}
+
+/// Guards of a free-stride cover are long merged disjunctions: `guards` prints each guard
+/// too long for a line as an `any of:` / `all of:` tree whose lines stay within 80 columns
+/// (before the reason), ordering pairs read as equalities (`s == t`, never `t <= s && s <=
+/// t`), and the tree parsed back is the stored guard.
+#[test]
+fn long_guards_print_as_a_faithful_tree_of_short_lines() {
+    use symstride::aot::Artifact;
+    use symstride::sym::Bindings;
+    let dir = scratch("tree");
+    let spec = dir.join("spec.json");
+    std::fs::write(
+        &spec,
+        r#"{"op":"neg","inputs":[{"sizes":["a","b"],"strides":["s","t"]}],"hints":{"a":3,"b":4,"s":1,"t":3}}"#,
+    )
+    .unwrap();
+    let plan = dir.join("p.plan");
+    let o = run(&["compile", s(&spec), "--cover", "-o", s(&plan)]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let a = Artifact::from_json(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let o = run(&["guards", s(&plan)]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let mut trees = 0;
+    let blocks: Vec<Vec<&str>> = o
+        .stdout
+        .split("specialization ")
+        .skip(1)
+        .map(|b| b.lines().skip(1).collect())
+        .collect();
+    assert_eq!(blocks.len(), a.specializations.len());
+    for (block, sp) in blocks.iter().zip(&a.specializations) {
+        for l in block {
+            let guard = l.split("   #").next().unwrap();
+            assert!(guard.trim_end().len() <= 80, "{l}");
+            assert!(!guard.contains("t <= s && s <= t"), "{l}");
+        }
+        trees += block.iter().filter(|l| l.contains(" of:")).count();
+        let parsed = parse_listing(block);
+        assert_eq!(parsed.len(), sp.guards.len());
+        for (p, g) in parsed.iter().zip(&sp.guards) {
+            // Same truth value at every binding of a small grid (the tree may regroup
+            // `&&`-packed lines, so compare meanings, not text).
+            for v in 0..625 {
+                let at = Bindings::from_pairs([
+                    ("a", v % 5),
+                    ("b", v / 5 % 5),
+                    ("s", v / 25 % 5),
+                    ("t", v / 125),
+                ]);
+                assert_eq!(p.eval(&at).unwrap(), g.cond.eval(&at).unwrap(), "{} vs {}", p, g.cond);
+            }
+        }
+    }
+    assert!(trees > 0, "no guard was long enough to print as a tree:\n{}", o.stdout);
+}
