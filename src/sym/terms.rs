@@ -112,7 +112,13 @@ impl Facts {
     /// `a == 1`), so that what intervals cannot see in `b` becomes visible. Equivalent
     /// to `b` wherever the facts hold.
     pub fn normalize(&self, b: &BoolExpr) -> BoolExpr {
-        let b = self.k.apply_subst_bool(b);
+        let mut b = self.k.apply_subst_bool(b);
+        // `Max`/`Min` atoms the intervals decide are rewritten first (`Max(s, 1)` is `s`
+        // where `s >= 1`), so that the comparison becomes polynomial and the cancellation
+        // below applies to it.
+        if b.has_non_polynomial() {
+            b = b.map_exprs(&|e| self.k.reduce_atoms(e));
+        }
         b.cancel_positive_monomials(&|s| self.k.interval(&Expr::from_symbol(s)).lo >= 1)
     }
 
@@ -261,6 +267,7 @@ impl Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sym::Bindings;
 
     #[test]
     fn terms_of_polynomials_only() {
@@ -275,6 +282,47 @@ mod tests {
             .polynomial_terms()
             .is_none());
         assert_eq!(Expr::constant(0).polynomial_terms().unwrap(), vec![]);
+    }
+
+    #[test]
+    fn normalize_rewrites_max_atoms_the_intervals_decide() {
+        let mins: Vec<(Symbol, i64)> = ["b", "c", "d"]
+            .iter()
+            .map(|n| (Symbol::new(n), 0))
+            .collect();
+        let p = |s: &str| BoolExpr::parse(s).unwrap();
+        let mut f = Facts::new(&mins);
+        f.assume(&p("c >= 2"));
+        f.assume(&p("d >= 1"));
+        // `Max(c, 1)*Max(d, 1) <= Max(d, 1)` is `c*d <= d`, i.e. `c <= 1`: false here. A
+        // `Max` whose argument may be 0 (`b`) stays.
+        let goals = [
+            "Max(c, 1)*Max(d, 1) <= Max(d, 1)",
+            "Max(b, 1)*Max(c, 1)*Max(d, 1) <= Max(b, 1)*Max(d, 1)",
+            "Max(b, 1)*Max(d, 1) == d",
+        ];
+        let n: Vec<BoolExpr> = goals.iter().map(|g| f.normalize(&p(g))).collect();
+        assert_eq!(f.decide(&n[0]), Some(false), "{}", n[0]);
+        // With `b`'s zero-ness decided (the cover splits on it first) the second one too.
+        let mut g = f.clone();
+        g.assume(&p("b >= 1"));
+        assert_eq!(g.decide(&g.normalize(&p(goals[1]))), Some(false));
+        assert!(n[2].has_non_polynomial(), "{}", n[2]);
+        // Equivalent wherever the facts hold (checked against the originals).
+        for b in 0..5 {
+            for c in 2..6 {
+                for d in 1..5 {
+                    let v = Bindings::from_pairs([("b", b), ("c", c), ("d", d)]);
+                    for (g, x) in goals.iter().zip(&n) {
+                        assert_eq!(
+                            p(g).eval(&v).unwrap(),
+                            x.eval(&v).unwrap(),
+                            "{g} at {b},{c},{d}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
