@@ -375,6 +375,20 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
                 Ok(())
             }),
         });
+        // What reading alone achieves: the same 64 MiB read once by the same threads (one
+        // chunk each, integer sums in 16 lanes, which the compiler vectorizes), nothing
+        // written. A reduction cannot read faster than this; its "vs copy" ratio (the
+        // read-once targets of issue 13) is bounded by this row's.
+        let words: Vec<u32> = (0..1u32 << 24).map(|i| i.wrapping_mul(2654435761)).collect();
+        v.push(Scenario {
+            name: "read_64MiB",
+            bytes: F * n16,
+            inner: 1,
+            run: Box::new(move || {
+                black_box(parallel_read(black_box(&words)));
+                Ok(())
+            }),
+        });
         let src = random(1 << 24, 12);
         let mut dst = vec![0f32; 1 << 24];
         v.push(Scenario {
@@ -400,6 +414,46 @@ const COPY_REFERENCE: &str = "memcpy_64MiB";
 /// stores here), 25-30% slower, which flattered every ratio.
 fn parallel_copy(dst: &mut [f32], src: &[f32]) -> Result<()> {
     kernel::parallel_copy(dst, src)
+}
+
+/// Reads `words` once over the current rayon pool (one contiguous chunk per thread) and
+/// returns a checksum, so that nothing is optimized away: the read-only reference.
+fn parallel_read(words: &[u32]) -> u32 {
+    use rayon::prelude::*;
+    let chunk = words.len().div_ceil(rayon::current_num_threads().max(1)).max(64);
+    words
+        .par_chunks(chunk)
+        .map(|c| {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked on the line above); the function
+                // only reads the slice it is given through safe indexing.
+                return unsafe { read_sum_avx2(c) };
+            }
+            read_sum(c)
+        })
+        .reduce(|| 0, u32::wrapping_add)
+}
+
+/// Sum of `c` in 32 lanes (vectorized by the compiler; wide enough to keep loads in flight).
+#[inline(always)]
+fn read_sum(c: &[u32]) -> u32 {
+    let mut lanes = [0u32; 32];
+    let mut blocks = c.chunks_exact(32);
+    for b in &mut blocks {
+        for (l, w) in lanes.iter_mut().zip(b) {
+            *l = l.wrapping_add(*w);
+        }
+    }
+    let tail = blocks.remainder().iter().fold(0u32, |a, w| a.wrapping_add(*w));
+    lanes.iter().fold(tail, |a, l| a.wrapping_add(*l))
+}
+
+/// [`read_sum`] compiled for AVX2 (256-bit loads, as the copy reference uses).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn read_sum_avx2(c: &[u32]) -> u32 {
+    read_sum(c)
 }
 
 /// The op table's kernels on other dtypes (issue 13): `add` of two contiguous int32 tensors,
