@@ -187,6 +187,7 @@ mod exec;
 mod loops;
 mod ops;
 mod reduce;
+pub(crate) mod vmath;
 
 pub use config::{ExecConfig, Simd};
 pub use copy::{execute_copy, Cast};
