@@ -786,15 +786,9 @@ proptest! {
     }
 }
 
-/// The fusion decisions on the bench programs: softmax fuses `sub, exp` into the `sum`'s
-/// loop (the `exp` result is read again by `div`, so it is written while reducing); layer
-/// norm evaluates `mul(c, c)` inside the second `mean` and fuses `add eps, sqrt`; the conv
-/// epilogue fuses `add, relu`. The plan decided on the symbolic trace equals the one at the
-/// concrete layouts, round-trips through JSON, and tampered plans are rejected.
-#[test]
-fn fusion_decisions_and_their_checks() {
-    use symstride::program::{check_fusion, plan_fusion, ChainKind, FusedChain, FusionPlan};
-    let softmax = Program::from_json(
+/// Softmax over the last dim of a contiguous `[n, d]` input (the bench program).
+fn softmax_program() -> Program {
+    Program::from_json(
         r#"{"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"}],
             "hints": {"n": 4, "d": 8},
             "steps": [{"let": "m", "op": "amax", "args": ["x", [-1]], "keepdim": true},
@@ -804,7 +798,18 @@ fn fusion_decisions_and_their_checks() {
                       {"let": "y", "op": "div", "args": ["e", "z"]}],
             "outputs": ["y"]}"#,
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// The fusion decisions on the bench programs: softmax fuses `sub, exp` into the `sum`'s
+/// loop (the `exp` result is read again by `div`, so it is written while reducing); layer
+/// norm evaluates `mul(c, c)` inside the second `mean` and fuses `add eps, sqrt`; the conv
+/// epilogue fuses `add, relu`. The plan decided on the symbolic trace equals the one at the
+/// concrete layouts, round-trips through JSON, and tampered plans are rejected.
+#[test]
+fn fusion_decisions_and_their_checks() {
+    use symstride::program::{check_fusion, plan_fusion, ChainKind, FusedChain, FusionPlan};
+    let softmax = softmax_program();
     let layernorm = Program::from_json(
         r#"{"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"}],
             "hints": {"n": 4, "d": 8},
@@ -1124,16 +1129,7 @@ fn fused_softmax_equals_step_by_step_and_a_naive_softmax() {
     use symstride::kernel::{ExecConfig, Simd};
     use symstride::program::{run_program_fused, FusionPlan};
     use symstride::tensor::Tensor;
-    let p = Program::from_json(
-        r#"{"inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous"}],
-            "steps": [{"let": "m", "op": "amax", "args": ["x", [-1]], "keepdim": true},
-                      {"let": "s", "op": "sub", "args": ["x", "m"]},
-                      {"let": "e", "op": "exp", "args": ["s"]},
-                      {"let": "z", "op": "sum", "args": ["e", [-1]], "keepdim": true},
-                      {"let": "y", "op": "div", "args": ["e", "z"]}],
-            "outputs": ["y"]}"#,
-    )
-    .unwrap();
+    let p = softmax_program();
     for (n, d) in [(37i64, 256i64), (5, 1027), (300, 7)] {
         let b = Bindings::from_pairs([("n", n), ("d", d)]);
         let values = concrete(&p, &b).unwrap();
