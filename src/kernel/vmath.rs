@@ -51,6 +51,8 @@ pub trait ExpFloat: 'static + Copy + PartialOrd + Add<Output = Self> + Sub<Outpu
     const HALF: Self;
     /// The clamp bound `L`: `e^L` overflows, `e^-L` rounds to 0.
     const LIMIT: Self;
+    /// `-LIMIT`
+    const NEG_LIMIT: Self;
     /// `log2(e)` rounded.
     const LOG2E: Self;
     /// The leading bits of `ln 2` (`n·LN2_HI` exact for every `n` of the clamped range).
@@ -70,10 +72,11 @@ impl ExpFloat for f32 {
     const ONE: f32 = 1.0;
     const HALF: f32 = 0.5;
     const LIMIT: f32 = 104.0;
+    const NEG_LIMIT: f32 = -104.0;
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     // 0x1.62e4p-1 (16 significant bits) and ln 2 minus it.
-    const LN2_HI: f32 = 0.693_145_751_953_125;
-    const LN2_LO: f32 = 1.428_606_765_330_187e-6;
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
     const MAGIC: f32 = 12_582_912.0;
     // Near-minimax for e^r on |r| <= 0.3467 (weighted least squares with Lawson's
     // reweighting, coefficients rounded to f32, error evaluated in 120-bit arithmetic):
@@ -100,6 +103,7 @@ impl ExpFloat for f64 {
     const ONE: f64 = 1.0;
     const HALF: f64 = 0.5;
     const LIMIT: f64 = 746.0;
+    const NEG_LIMIT: f64 = -746.0;
     const LOG2E: f64 = std::f64::consts::LOG2_E;
     // 0x1.62e42fefa38p-1 (42 significant bits) and ln 2 minus it.
     const LN2_HI: f64 = 0.693_147_180_559_890_3;
@@ -132,13 +136,11 @@ impl ExpFloat for f64 {
 /// it vectorize.
 #[inline(always)]
 pub fn exp<T: ExpFloat>(x: T) -> T {
-    let l = T::LIMIT;
-    let zero = l - l;
     // NaN fails both compares and passes through.
-    let x = if x > l {
-        l
-    } else if x < zero - l {
-        zero - l
+    let x = if x > T::LIMIT {
+        T::LIMIT
+    } else if x < T::NEG_LIMIT {
+        T::NEG_LIMIT
     } else {
         x
     };
@@ -235,7 +237,7 @@ mod tests {
             }
             b += 97;
         }
-        for edge in [88.72283f32, -87.33655, -103.27893, -103.97208, 0.34657359] {
+        for edge in [88.72283f32, -87.33655, -103.27893, -103.97208, 0.346_573_6] {
             let mut v = edge;
             for _ in 0..2000 {
                 check(v);
