@@ -122,8 +122,11 @@
 //!   absolute times are inflated; only the ratios mean something), three rounds, wall
 //!   medians of 11: `softmax_lastdim_16M_fused` 65.5 / 61.3 / 101.8 ms against
 //!   `torch.softmax` 110.7 / 103.0 / 204.1 ms (0.50-0.60 of it; target: at most 1.0) and
-//!   the previous binary's 100.7 / 104.4 / 175.3 ms (0.58-0.65 of it). The step-by-step
-//!   softmax (the op table's `exp` kernel, AVX2 burst twin) moved the same way.
+//!   the previous binary's 100.7 / 104.4 / 175.3 ms (0.58-0.65 of it). Two more rounds on
+//!   a calmer host (03:31 UTC, copy median 2.7-3.3 ms): fused 23.9 / 28.0 ms, step by step
+//!   26.3 / 23.6 ms, `torch.softmax` 47.1 / 48.2 ms (fused 0.51-0.58 of it), previous
+//!   binary fused 38.9 / 44.8 ms (0.61-0.62). The step-by-step softmax (the op table's
+//!   `exp` kernel, AVX2 burst twin) moved the same way.
 //!
 //! Earlier (first version): the per-block operand lists were heap-allocated and the conv
 //! epilogue ran at 50.7 ms fused against 16.7 ms step by step under load; small inline
