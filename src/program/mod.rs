@@ -125,8 +125,12 @@
 //!   the previous binary's 100.7 / 104.4 / 175.3 ms (0.58-0.65 of it). Two more rounds on
 //!   a calmer host (03:31 UTC, copy median 2.7-3.3 ms): fused 23.9 / 28.0 ms, step by step
 //!   26.3 / 23.6 ms, `torch.softmax` 47.1 / 48.2 ms (fused 0.51-0.58 of it), previous
-//!   binary fused 38.9 / 44.8 ms (0.61-0.62). The step-by-step softmax (the op table's
-//!   `exp` kernel, AVX2 burst twin) moved the same way.
+//!   binary fused 38.9 / 44.8 ms (0.61-0.62); three more rounds right after: fused 24.0 /
+//!   24.5 / 25.4 ms, `torch.softmax` 48.6 / 47.9 / 40.1, previous binary 38.2 / 36.4 / 38.3.
+//!   Over those five calm rounds the medians are 24.5 ms fused, 47.9 ms `torch.softmax`
+//!   (per-round ratio 0.49-0.63, median 0.51) and 38.3 ms for the previous binary (ratio
+//!   median 0.63). The step-by-step softmax (the op table's `exp` kernel, AVX2 burst twin)
+//!   moved the same way (23.4-26.3 ms against 38.3-42.7).
 //!
 //! Earlier (first version): the per-block operand lists were heap-allocated and the conv
 //! epilogue ran at 50.7 ms fused against 16.7 ms step by step under load; small inline
