@@ -3,7 +3,7 @@
 //! through the tensor kernel `kernel::exp` (the AVX2 streamed path where the CPU has it),
 //! against `f64::exp` of the same input. Prints the largest error in ulps of the correctly
 //! rounded result, how many results are not correctly rounded, and whether NaN stayed NaN
-//! and the kernel agreed bit for bit with the scalar function. Not a test: about 4 minutes
+//! and the kernel agreed bit for bit with the scalar function. Not a test: about 2 minutes
 //! of CPU.
 //!
 //! `cargo run --release --example exp_ulp`
