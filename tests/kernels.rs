@@ -824,3 +824,139 @@ proptest! {
         check_tiled_copy::<u8, u8>(s, perm, offset, tile, threads, simd);
     }
 }
+
+/// Values for the `exp`/`sigmoid` checks: spread over `[-110, 100)` (overflow, underflow to
+/// 0 and denormals included), plus the special values.
+fn exp_inputs<T: symstride::tensor::FloatElement>(n: usize, seed: u64) -> Vec<T> {
+    let special = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 88.7, -87.5, -103.5];
+    (0..n as u64)
+        .map(|i| {
+            let k = (i * 7919 + seed * 104729) % 21001;
+            let v = if k < special.len() as u64 {
+                special[k as usize]
+            } else {
+                k as f64 * 0.01 - 110.0 + (i % 7) as f64 * 1e-3
+            };
+            T::cast_from(v)
+        })
+        .collect()
+}
+
+/// `got` against the exact `want` (computed in f64): NaN for NaN, infinity where `want`
+/// rounds to it in `T`, else
+/// within `ulps` machine epsilons of `T` relative to `want`, plus `tiny` absolute.
+fn close<T: symstride::tensor::FloatElement>(got: T, want: f64, ulps: f64, tiny: f64) -> bool {
+    let g = f64::cast_from(got);
+    if want.is_nan() {
+        return g.is_nan();
+    }
+    // beyond `T`'s range: the rounded value (infinity) exactly
+    let rounded = f64::cast_from(T::cast_from(want));
+    if rounded.is_infinite() {
+        return g == rounded;
+    }
+    let eps = if std::mem::size_of::<T>() == 4 {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    g == want || (g - want).abs() <= ulps * eps * want.abs() + tiny
+}
+
+/// `T`'s smallest denormal, and its smallest normal number.
+fn tiny<T>() -> (f64, f64) {
+    if std::mem::size_of::<T>() == 4 {
+        (f32::from_bits(1) as f64, f32::MIN_POSITIVE as f64)
+    } else {
+        (f64::from_bits(1), f64::MIN_POSITIVE)
+    }
+}
+
+fn check_exp_sigmoid<T: symstride::tensor::FloatElement>(
+    a: &Lay,
+    out: &Lay,
+    threads: usize,
+    grain: usize,
+) {
+    let xs = exp_inputs::<T>(a.storage_len(), 5);
+    let ta = Tensor::from_storage(Storage::from_vec(xs.clone()), &a.sizes, &a.strides, a.offset)
+        .unwrap();
+    let cfg = ExecConfig::default().with_grain_size(grain);
+    let exp = |x: T| f64::cast_from(x).exp();
+    let sig = |x: T| 1.0 / (1.0 + (-f64::cast_from(x)).exp());
+    // `1 / (1 + e^-x)` in `T`: `e^-x` overflows to inf before the result leaves the
+    // denormals, so sigmoid's absolute error there is up to the smallest normal number.
+    let (den, norm) = tiny::<T>();
+    pool(threads).install(|| {
+        let e = kernel::map1(&ta, &kernel::Exp, &cfg).unwrap();
+        let s = kernel::map1(&ta, &kernel::Sigmoid, &cfg).unwrap();
+        for_each_index(e.sizes(), |i| {
+            let x = at(&ta, &xs, i);
+            assert!(close(e.get(i).unwrap(), exp(x), 1.0, den), "exp at {i:?}");
+            assert!(close(s.get(i).unwrap(), sig(x), 3.0, norm), "sigmoid at {i:?}");
+        });
+        // a given output with its own layout (the input broadcast to it)
+        let to = tensor_from::<T>(out, 3);
+        kernel::map1_out(&ta, &to, &kernel::Exp, &cfg).unwrap();
+        for_each_index(&out.sizes, |i| {
+            let x = at(&ta, &xs, i);
+            assert!(close(to.get(i).unwrap(), exp(x), 1.0, den), "exp out at {i:?}");
+        });
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The op table's `exp` and `sigmoid` kernels (the vectorized `exp`) on random strided,
+    /// broadcast and overlapping layouts, 1-3 threads, against `f64::exp`: `exp` within 1 ulp,
+    /// `sigmoid` within 3.
+    #[test]
+    fn exp_and_sigmoid_match_f64_reference(
+        (a, out) in shape_strategy().prop_flat_map(|s| (input_strategy(s.clone()), output_strategy(s))),
+        threads in 1usize..4,
+        grain in prop_oneof![Just(1usize), Just(7), Just(32768)],
+        f64_ in any::<bool>(),
+    ) {
+        if f64_ {
+            check_exp_sigmoid::<f64>(&a, &out, threads, grain);
+        } else {
+            check_exp_sigmoid::<f32>(&a, &out, threads, grain);
+        }
+    }
+}
+
+/// Outputs above the non-temporal threshold, where `exp` and `sigmoid` run in the AVX2 burst
+/// twin (`Simd::Auto` on a CPU with AVX2) or the SSE2 baseline: both equal the scalar
+/// `FloatElement::exp` bit for bit (no FMA, one algorithm) and `f64::exp` within 1 ulp.
+#[test]
+fn large_exp_and_sigmoid_equal_the_scalar_function() {
+    use symstride::tensor::FloatElement;
+    fn check<T: FloatElement>(n: usize) {
+        let xs = exp_inputs::<T>(n, 9);
+        let a = Tensor::from_vec(xs.clone(), &[n as i64]).unwrap();
+        for (threads, simd) in [1, 2, 3]
+            .into_iter()
+            .flat_map(|t| [(t, kernel::Simd::Auto), (t, kernel::Simd::Baseline)])
+        {
+            let cfg = ExecConfig::default().with_simd(simd);
+            pool(threads).install(|| {
+                let e = kernel::map1(&a, &kernel::Exp, &cfg).unwrap().to_vec().unwrap();
+                let s = kernel::map1(&a, &kernel::Sigmoid, &cfg)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap();
+                for (i, &x) in xs.iter().enumerate() {
+                    let (ew, sw) = (x.exp(), x.sigmoid());
+                    let nan = |v: T| f64::cast_from(v).is_nan();
+                    let same = |g: T, w: T| g == w || nan(g) && nan(w);
+                    assert!(same(e[i], ew), "exp at {i} ({threads} threads, {simd:?})");
+                    assert!(same(s[i], sw), "sigmoid at {i} ({threads} threads, {simd:?})");
+                    assert!(close(e[i], f64::cast_from(x).exp(), 1.0, tiny::<T>().0), "exp at {i}");
+                }
+            });
+        }
+    }
+    check::<f32>((2 << 20) + 13);
+    check::<f64>((1 << 20) + 5);
+}

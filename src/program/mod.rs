@@ -111,6 +111,26 @@
 //!   root (kept) both take the same time (the softmax row above, three more runs). Both meet
 //!   the issue's target (`torch.softmax`: 32.3 ms, quiet machine). A vectorizable f32 `exp`
 //!   (issue item 3) was not written; it is what would move softmax.
+//! * Softmax, vectorized `exp` (24 Nov): `FloatElement::exp` is now the branch-free
+//!   `kernel::vmath::exp` (0.952 ulp at most over all f32, see there), so the block
+//!   evaluator's `exp` member loop vectorizes: 8 f32 per instruction in its AVX2 twin, 4 in
+//!   the baseline. A standalone probe (one thread, 16M f32, blocks of 1024, loaded host):
+//!   libm `expf` loop 23.1 ms, the new `exp` compiled for SSE2 21.2 ms (the loaded host
+//!   hid the gain), for AVX2 9.7 ms (45 instructions per 8 elements, no FMA). Bench, same
+//!   minutes, the old and new binaries and PyTorch back to back under `flock` (02:50-03:05
+//!   UTC, host very loaded: the 2-thread copy's median was 8-22 ms instead of ~2.5, so the
+//!   absolute times are inflated; only the ratios mean something), three rounds, wall
+//!   medians of 11: `softmax_lastdim_16M_fused` 65.5 / 61.3 / 101.8 ms against
+//!   `torch.softmax` 110.7 / 103.0 / 204.1 ms (0.50-0.60 of it; target: at most 1.0) and
+//!   the previous binary's 100.7 / 104.4 / 175.3 ms (0.58-0.65 of it). Two more rounds on
+//!   a calmer host (03:31 UTC, copy median 2.7-3.3 ms): fused 23.9 / 28.0 ms, step by step
+//!   26.3 / 23.6 ms, `torch.softmax` 47.1 / 48.2 ms (fused 0.51-0.58 of it), previous
+//!   binary fused 38.9 / 44.8 ms (0.61-0.62); three more rounds right after: fused 24.0 /
+//!   24.5 / 25.4 ms, `torch.softmax` 48.6 / 47.9 / 40.1, previous binary 38.2 / 36.4 / 38.3.
+//!   Over those five calm rounds the medians are 24.5 ms fused, 47.9 ms `torch.softmax`
+//!   (per-round ratio 0.49-0.63, median 0.51) and 38.3 ms for the previous binary (ratio
+//!   median 0.63). The step-by-step softmax (the op table's `exp` kernel, AVX2 burst twin)
+//!   moved the same way (23.4-26.3 ms against 38.3-42.7).
 //!
 //! Earlier (first version): the per-block operand lists were heap-allocated and the conv
 //! epilogue ran at 50.7 ms fused against 16.7 ms step by step under load; small inline

@@ -137,7 +137,8 @@ pub trait NumElement: Element + PartialOrd {
 pub trait FloatElement: NumElement {
     /// `a / b`
     fn div(self, b: Self) -> Self;
-    /// `e^a`
+    /// `e^a`, within 1 ulp (f32: 0.952 ulp, exhaustively measured; see `kernel::vmath`),
+    /// vectorizable.
     fn exp(self) -> Self;
     /// natural logarithm
     fn ln(self) -> Self;
@@ -257,9 +258,11 @@ macro_rules! float_num {
             fn div(self, b: Self) -> Self {
                 self / b
             }
+            /// The vectorizable `exp` of `kernel::vmath` (within 1 ulp, branch-free), not
+            /// libm's: loops over it vectorize.
             #[inline(always)]
             fn exp(self) -> Self {
-                self.exp()
+                crate::kernel::vmath::exp(self)
             }
             #[inline(always)]
             fn ln(self) -> Self {
@@ -275,7 +278,7 @@ macro_rules! float_num {
             }
             #[inline(always)]
             fn sigmoid(self) -> Self {
-                1.0 / (1.0 + (-self).exp())
+                1.0 / (1.0 + FloatElement::exp(-self))
             }
         }
     };
