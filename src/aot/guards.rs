@@ -515,10 +515,16 @@ pub(crate) fn meet_pairs(cond: &BoolExpr) -> BoolExpr {
         return cond.clone();
     };
     let mut parts: Vec<BoolExpr> = cs.iter().map(meet_pairs).collect();
+    meet_within(&mut parts, meet_pair);
+    BoolExpr::and_all(parts)
+}
+
+/// Replaces each pair of conjuncts that `meet` combines into one comparison by it (the
+/// first of the pair takes the result, the second goes), until no pair combines.
+fn meet_within(parts: &mut Vec<BoolExpr>, meet: fn(&BoolExpr, &BoolExpr) -> Option<BoolExpr>) {
     let mut a = 0;
     while a < parts.len() {
-        let hit =
-            (a + 1..parts.len()).find_map(|b| meet_pair(&parts[a], &parts[b]).map(|z| (b, z)));
+        let hit = (a + 1..parts.len()).find_map(|b| meet(&parts[a], &parts[b]).map(|z| (b, z)));
         match hit {
             Some((b, z)) => {
                 parts[a] = z;
@@ -527,7 +533,6 @@ pub(crate) fn meet_pairs(cond: &BoolExpr) -> BoolExpr {
             None => a += 1,
         }
     }
-    BoolExpr::and_all(parts)
 }
 
 /// Merges pairs of guards that compare the same single symbol (or the same difference,
@@ -541,17 +546,7 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
             continue;
         };
         let mut parts = parts;
-        let mut a = 0;
-        while a < parts.len() {
-            let hit = (a + 1..parts.len()).find_map(|b| meet(&parts[a], &parts[b]).map(|z| (b, z)));
-            match hit {
-                Some((b, z)) => {
-                    parts[a] = z;
-                    parts.remove(b);
-                }
-                None => a += 1,
-            }
-        }
+        meet_within(&mut parts, meet);
         g.cond = BoolExpr::and_all(parts);
     }
     let mut j = 0;

@@ -441,8 +441,7 @@ fn propagate(spec: &[String], mut facts: Vec<BoolExpr>) -> Option<Vec<BoolExpr>>
             match kept.len() {
                 0 => return None,
                 1 => {
-                    let one = facts.remove(i);
-                    drop(one);
+                    facts.remove(i);
                     let mut rest = Vec::new();
                     push_flat(&mut rest, &kept[0]);
                     for f in rest {
