@@ -325,7 +325,7 @@ pub(crate) fn tidy_or(cond: &BoolExpr, mins: &[(Symbol, i64)], facts: &[&BoolExp
     let cond = meet_pairs(cond);
     let nonnegative = mins.iter().all(|(_, m)| *m >= 0);
     let Some(ds) = cond.disjuncts() else {
-        return cond.clone();
+        return cond;
     };
     let mut kept = Vec::with_capacity(ds.len());
     'd: for d in ds {
@@ -492,9 +492,7 @@ pub(crate) fn meet_pair(x: &BoolExpr, y: &BoolExpr) -> Option<BoolExpr> {
         (Rel::Le, Rel::Ne) if opposite || p == q => {
             Some(BoolExpr::cmp0(Rel::Le, p.add(&Expr::constant(1))))
         }
-        (Rel::Ne, Rel::Le) if opposite || p == q => {
-            Some(BoolExpr::cmp0(Rel::Le, q.add(&Expr::constant(1))))
-        }
+        (Rel::Ne, Rel::Le) => meet_pair(y, x),
         _ => None,
     }
 }

@@ -655,7 +655,9 @@ fn difference(lit: &BoolExpr) -> Option<(Option<Symbol>, Option<Symbol>, i128, R
 /// tightest bound `y - x <= d[x][y]` they imply (`None`: no bound). `None` when they have
 /// no common solution (a negative cycle).
 #[allow(clippy::type_complexity)]
-fn difference_closure(lits: &[BoolExpr]) -> Option<(Vec<Symbol>, Vec<Vec<Option<i128>>>)> {
+fn difference_closure<'a>(
+    lits: impl IntoIterator<Item = &'a BoolExpr>,
+) -> Option<(Vec<Symbol>, Vec<Vec<Option<i128>>>)> {
     let mut nodes: Vec<Symbol> = Vec::new();
     let mut edges: Vec<(usize, usize, i128)> = Vec::new();
     let mut node = |s: Option<Symbol>| match s {
@@ -729,8 +731,7 @@ pub(crate) fn order_implies(lits: &[&BoolExpr], goal: &BoolExpr) -> bool {
     let Some((pos, neg, k, rel)) = difference(goal) else {
         return false;
     };
-    let owned: Vec<BoolExpr> = lits.iter().map(|l| (*l).clone()).collect();
-    let Some((nodes, d)) = difference_closure(&owned) else {
+    let Some((nodes, d)) = difference_closure(lits.iter().copied()) else {
         // No common solution: they imply anything (callers drop what cannot hold first).
         return false;
     };

@@ -889,11 +889,6 @@ mod tests {
             assert!(yes > 0 && no > 0, "{n} facts: {yes} / {no}");
         }
     }
-}
-
-#[cfg(test)]
-mod propagation_tests {
-    use super::*;
 
     fn facts(v: &[&str]) -> Vec<BoolExpr> {
         v.iter().map(|f| BoolExpr::parse(f).unwrap()).collect()
