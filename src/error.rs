@@ -35,6 +35,10 @@ pub enum Error {
         size_b: String,
         /// Dimension index (in the broadcast result).
         dim: usize,
+        /// How many dimensions follow it in that result (`0`: the last). Shapes broadcast
+        /// aligned at their last dimension, so this names the failing dimension in every
+        /// operand, whatever the rank of the shapes compared when it failed.
+        from_end: usize,
     },
     /// Sizes/strides that do not describe a valid strided tensor.
     InvalidLayout {
@@ -176,7 +180,12 @@ impl fmt::Display for Error {
                 f,
                 "data-dependent branch: cannot decide `{expr}` (asked by {reason}); the value depends on an unbacked symbol"
             ),
-            Error::Broadcast { size_a, size_b, dim } => write!(
+            Error::Broadcast {
+                size_a,
+                size_b,
+                dim,
+                ..
+            } => write!(
                 f,
                 "The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton dimension {dim}"
             ),

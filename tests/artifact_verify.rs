@@ -280,3 +280,28 @@ fn bench_artifact_loads_and_its_last_specialization_cannot_be_weakened() {
         "{err}"
     );
 }
+
+/// An error specialization is verified like a plan: widening its guards to admit shapes
+/// that broadcast (here to every binding) is rejected, naming the specialization.
+#[test]
+fn weakened_error_specialization_is_rejected() {
+    let spec = Spec::from_json(
+        r#"{"op":"add","inputs":[{"sizes":["a","b"],"layout":"contiguous"},{"sizes":["d","e"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"d":2,"e":3}}"#,
+    )
+    .unwrap();
+    let good = compile(&spec, true);
+    Artifact::from_json(&good).unwrap();
+    let v: Value = serde_json::from_str(&good).unwrap();
+    let k = v["specializations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|s| !s["error"].is_null())
+        .expect("an error specialization");
+    let bad = edit(&good, |v| {
+        v["specializations"][k]["guards"] = serde_json::json!([{"cond": "a >= 0", "reason": "edited"}]);
+    });
+    let err = load_err(&bad);
+    assert!(err.contains(&format!("specialization {k}")), "{err}");
+    assert!(err.contains("broadcast error") && err.contains("build succeeds"), "{err}");
+}

@@ -572,7 +572,10 @@ fn load_error_specialization(
         )));
     }
     match concrete_plan(spec, &traced_at) {
-        Err(e) if e.category() == category => Ok(s),
+        Err(e) if e.category() == category => {
+            super::retrace::verify_error(spec, &traced_at, &s.guards, category)?;
+            Ok(s)
+        }
         Err(e) => Err(art(format!(
             "a {category} error specialization, but the build at the values it was traced at fails with: {e}"
         ))),

@@ -52,6 +52,25 @@
 //! A new trace whose plan an existing specialization already computes (same structure,
 //! every entry provably equal under the new guards, e.g. `c*h*w` vs `0` when `h == 0`)
 //! widens that specialization's guards by a disjunction instead of adding one.
+//!
+//! Three rules keep broadcasting specs with size 0 small (each measured: `[a, b, c] +
+//! [d, e, f]` with independent sizes went from no result in two minutes to 57
+//! specializations in 0.4 s; `[a, b, c, d] + [b, 1, 1]` from 51 to 18):
+//!
+//! * **Empty outputs are answered by their layout.** Nothing is iterated over an empty
+//!   output, so its plan is canonical ([`Plan::canonicalize_empty`], set for every
+//!   ahead-of-time build, traced or concrete, and applied when a plan is instantiated at
+//!   an empty binding): an empty trace records no coalescing guard, and it joins any
+//!   specialization whose output sizes and strides equal its own under its guards.
+//! * **An error keeps the failing dimension's guards.** A trace that fails to broadcast
+//!   keeps only the conditions connected to the sizes of the dimension that failed
+//!   (`trace::failing_dim_guards` gives the argument); the other dimensions' outcomes no
+//!   longer split the failing bindings into classes. The loader verifies error
+//!   specializations like plans (`retrace::verify_error`).
+//! * **Merged guards are simplified cheaply.** Dropping a literal that the rest of a
+//!   disjunction implies asks many implications; sample points (the grid `0..=3`, or random
+//!   points) where the premises hold and a goal fails rule most of them out before any
+//!   proof (`prover::Refuter`; the merged guards are the same, a test checks it).
 
 use super::prover::{cover, equal_under, uncovered_by, CoverTarget};
 use super::spec::Spec;
@@ -240,8 +259,32 @@ impl CoverTarget for Spec {
 
 /// True when `plan` has the structure of `s.plan` and every entry equals `s.plan`'s
 /// wherever `s`'s guards hold (decided statically; sizes `>= 0`).
+///
+/// When `s` is traced at an empty output (its plan is in the canonical empty form, see
+/// [`Plan::canonicalize_empty`]) only the output layout is compared: nothing is iterated
+/// over an empty output, and a binding `s` admits instantiates `plan` in that same form.
 fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec) -> bool {
     let other = &s.plan;
+    if other.is_statically_empty() {
+        return plan.num_outputs == other.num_outputs
+            && plan.broadcast_shape.len() == other.broadcast_shape.len()
+            && plan.output_strides.len() == other.output_strides.len()
+            && plan
+                .output_strides
+                .iter()
+                .zip(&other.output_strides)
+                .all(|(a, b)| a.len() == b.len())
+            && equal_under(
+                &spec.symbols,
+                &s.guards,
+                plan.broadcast_shape.iter().zip(&other.broadcast_shape).chain(
+                    plan.output_strides
+                        .iter()
+                        .zip(&other.output_strides)
+                        .flat_map(|(a, b)| a.iter().zip(b)),
+                ),
+            );
+    }
     let same_shape = plan.perm == other.perm
         && plan.num_outputs == other.num_outputs
         && plan.shape.len() == other.shape.len()

@@ -480,6 +480,12 @@ impl PlanProgram {
         for (x, y) in out.perm.iter_mut().zip(&self.skeleton.perm) {
             *x = *y;
         }
+        // An empty output at these values: the plan in the form the concrete build gives
+        // it (a specialization widened to several zero patterns keeps one plan's iteration
+        // part, which no binding of an empty output ever runs).
+        if out.broadcast_shape.contains(&0) {
+            out.canonicalize_empty();
+        }
         Ok(())
     }
 

@@ -74,6 +74,7 @@ pub(crate) fn cover<T: CoverTarget>(
     let mut out = vec![first];
     let debug = std::env::var_os("SYMSTRIDE_COVER_DEBUG").is_some();
     let mut prover = Prover::new(target.symbols(), domain, &[&first_set]);
+    let mut refuter = Refuter::new(target.symbols().len());
     let outcome = prover.search(&mut |lits, facts| {
         if debug {
             eprintln!(
@@ -93,7 +94,7 @@ pub(crate) fn cover<T: CoverTarget>(
         };
         Ok(Some(match target.trace_at(&w) {
             Ok(s) if target.admits(&s, &w)? => {
-                let j = add(target, &mut out, &mut classes, s)?;
+                let j = add(target, &mut out, &mut classes, &mut refuter, s)?;
                 Change::Set(j, conditions(target.guards(&out[j])))
             }
             _ => {
@@ -176,13 +177,14 @@ fn add<T: CoverTarget>(
     target: &T,
     out: &mut Vec<T::Trace>,
     classes: &mut Vec<Vec<Vec<Guard>>>,
+    refuter: &mut Refuter,
     s: T::Trace,
 ) -> Result<usize> {
     let host = out.iter().position(|o| target.same_answer(o, &s));
     match host {
         Some(j) => {
             classes[j].push(target.guards(&s).to_vec());
-            out[j] = widen(target, &out[j], &classes[j])?;
+            out[j] = widen(target, &out[j], &classes[j], refuter)?;
             Ok(j)
         }
         None => {
@@ -1047,7 +1049,12 @@ fn candidates(
 /// class shares, then one guard `class_1 || class_2 || ...` over the rest, simplified:
 /// terms that differ in one complementary literal are merged (`(h == 1 && A) || (h != 1 &&
 /// A)` is `A`), a term containing another is dropped, terms that cannot hold are dropped.
-fn widen<T: CoverTarget>(target: &T, host: &T::Trace, classes: &[Vec<Guard>]) -> Result<T::Trace> {
+fn widen<T: CoverTarget>(
+    target: &T,
+    host: &T::Trace,
+    classes: &[Vec<Guard>],
+    refuter: &mut Refuter,
+) -> Result<T::Trace> {
     let flat = |gs: &[Guard]| -> Vec<BoolExpr> {
         let mut v = Vec::new();
         for g in gs {
@@ -1073,7 +1080,7 @@ fn widen<T: CoverTarget>(target: &T, host: &T::Trace, classes: &[Vec<Guard>]) ->
         .iter()
         .map(|n| (Symbol::new(n), 0))
         .collect();
-    merge_terms(&mut terms, &mins, &common);
+    merge_terms(&mut terms, &mins, &common, refuter);
     let either = super::guards::tidy_or(
         &BoolExpr::or_all(terms.into_iter().map(BoolExpr::and_all)),
         &mins,
@@ -1142,7 +1149,12 @@ fn union_literal(
 /// Simplifies a disjunction of conjunctions (under `common`) in place: absorption (a term
 /// that contains another goes) and resolution (two terms equal but for one literal each,
 /// `x` and `y` with `!x` implying `y` there, become their common part).
-fn merge_terms(terms: &mut Vec<Vec<BoolExpr>>, mins: &[(Symbol, i64)], common: &[BoolExpr]) {
+fn merge_terms(
+    terms: &mut Vec<Vec<BoolExpr>>,
+    mins: &[(Symbol, i64)],
+    common: &[BoolExpr],
+    refuter: &mut Refuter,
+) {
     loop {
         let mut changed = false;
         // Absorption.
@@ -1162,28 +1174,52 @@ fn merge_terms(terms: &mut Vec<Vec<BoolExpr>>, mins: &[(Symbol, i64)], common: &
         }
         // A literal `x` of a term goes when the rest of the term and `!x` imply another
         // term (`s == 0 || (s >= 1 && s != 1)` is `s == 0 || s != 1`).
-        'lit: for i in 0..terms.len() {
-            for k in 0..terms[i].len() {
-                let not_x = terms[i][k].not();
-                let mut facts: Vec<&BoolExpr> = common.iter().collect();
-                facts.extend(
-                    terms[i]
-                        .iter()
-                        .enumerate()
-                        .filter(|(m, _)| *m != k)
-                        .map(|(_, z)| z),
-                );
-                facts.push(&not_x);
-                let implies_other = (0..terms.len()).any(|j| {
-                    j != i
-                        && terms[j]
+        // The facts are assumed once per literal and then decide every other term's
+        // literals (assuming them per decision made wide covers quadratic in the terms).
+        let mut base = Facts::new(mins);
+        for c in common {
+            base.assume(c);
+        }
+        // One pass drops every literal it can (re-checking a term's remaining literals
+        // after each drop); the outer loop repeats passes until nothing changes. Sample
+        // points where the facts hold rule most other terms out before any proof: a term
+        // false at one of them is not implied.
+        let common_held = refuter.holds_all(mins, common);
+        let mut truths: Vec<Vec<(Bits, Bits)>> = terms
+            .iter()
+            .map(|t| t.iter().map(|x| refuter.truth(mins, x).clone()).collect())
+            .collect();
+        for i in 0..terms.len() {
+            let mut k = 0;
+            while k < terms[i].len() {
+                let mut held = common_held.clone();
+                for (m, (t, f)) in truths[i].iter().enumerate() {
+                    // `!x` holds where `x` is false.
+                    held.and(if m == k { f } else { t });
+                }
+                let candidates: Vec<usize> = (0..terms.len())
+                    .filter(|&j| j != i && truths[j].iter().all(|(_, f)| !held.meets(f)))
+                    .collect();
+                let implies_other = !candidates.is_empty() && {
+                    let mut facts = base.clone();
+                    for (m, z) in terms[i].iter().enumerate() {
+                        if m != k {
+                            facts.assume(z);
+                        }
+                    }
+                    facts.assume(&terms[i][k].not());
+                    candidates.iter().any(|&j| {
+                        terms[j]
                             .iter()
-                            .all(|y| decide_under(mins, &facts, y) == Some(true))
-                });
+                            .all(|y| facts.decide_plain(y) == Some(true))
+                    })
+                };
                 if implies_other {
                     terms[i].remove(k);
+                    truths[i].remove(k);
                     changed = true;
-                    break 'lit;
+                } else {
+                    k += 1;
                 }
             }
         }
@@ -1232,12 +1268,176 @@ fn merge_terms(terms: &mut Vec<Vec<BoolExpr>>, mins: &[(Symbol, i64)], common: &
     }
 }
 
+/// Bits over the sample points of a [`Refuter`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn ones(n: usize) -> Bits {
+        let mut v = vec![u64::MAX; n.div_ceil(64)];
+        if !n.is_multiple_of(64) {
+            if let Some(last) = v.last_mut() {
+                *last = (1u64 << (n % 64)) - 1;
+            }
+        }
+        Bits(v)
+    }
+
+    fn and(&mut self, other: &Bits) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a &= b;
+        }
+    }
+
+    fn meets(&self, other: &Bits) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+}
+
+/// Concrete counterexamples for the implications [`merge_terms`] asks: the truth of each
+/// condition at a fixed set of sample points (symbols `>= 0`), cached per condition. Facts
+/// that all hold at a point where a goal is false do not imply it, so the goal needs no
+/// proof attempt; the proof is only tried where no sample refutes it. The answers are the
+/// proof's own (a sound proof never proves a goal a point refutes), found faster: a wide
+/// cover merges hundreds of classes into one guard, and the proofs were nearly all of its
+/// time.
+struct Refuter {
+    points: Vec<Vec<i64>>,
+    cache: HashMap<BoolExpr, (Bits, Bits)>,
+}
+
+impl Refuter {
+    /// At most this many sample points.
+    const MAX_POINTS: usize = 4096;
+
+    /// Sample points for `n` symbols: the whole grid of values `0..=3` when it is small
+    /// enough, else that grid's corner values and random points over `0..=5` (a fixed
+    /// seed: the same cover every run).
+    fn new(n: usize) -> Refuter {
+        let mut points = Vec::new();
+        let full = 4usize.checked_pow(n as u32).filter(|&c| c <= Self::MAX_POINTS);
+        match full {
+            Some(count) => {
+                for mut code in 0..count {
+                    let mut p = vec![0; n];
+                    for v in p.iter_mut() {
+                        *v = (code % 4) as i64;
+                        code /= 4;
+                    }
+                    points.push(p);
+                }
+            }
+            None => {
+                let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+                for _ in 0..Self::MAX_POINTS {
+                    let p = (0..n)
+                        .map(|_| {
+                            state = state
+                                .wrapping_mul(6364136223846793005)
+                                .wrapping_add(1442695040888963407);
+                            ((state >> 33) % 6) as i64
+                        })
+                        .collect();
+                    points.push(p);
+                }
+            }
+        }
+        Refuter {
+            points,
+            cache: HashMap::new(),
+        }
+    }
+
+    /// No sample points: every implication goes to the proof (the reference the sampled
+    /// merge is tested against).
+    #[cfg(test)]
+    fn without_points() -> Refuter {
+        Refuter {
+            points: Vec::new(),
+            cache: HashMap::new(),
+        }
+    }
+
+    /// Where `c` is certainly true, and where it is certainly false (a point where it
+    /// cannot be evaluated, e.g. it overflows, is in neither).
+    fn truth(&mut self, mins: &[(Symbol, i64)], c: &BoolExpr) -> &(Bits, Bits) {
+        if !self.cache.contains_key(c) {
+            let n = self.points.len();
+            let (mut t, mut f) = (Bits(vec![0; n.div_ceil(64)]), Bits(vec![0; n.div_ceil(64)]));
+            let names: Vec<&str> = mins.iter().map(|(s, _)| s.as_str()).collect();
+            let compiled = crate::sym::GuardSet::from(vec![Guard {
+                cond: c.clone(),
+                reason: String::new(),
+            }])
+            .compile(&names);
+            if let Ok(compiled) = compiled {
+                for (i, p) in self.points.iter().enumerate() {
+                    match compiled.eval(p) {
+                        Ok(None) => t.0[i / 64] |= 1 << (i % 64),
+                        Ok(Some(_)) => f.0[i / 64] |= 1 << (i % 64),
+                        Err(_) => {}
+                    }
+                }
+            }
+            self.cache.insert(c.clone(), (t, f));
+        }
+        &self.cache[c]
+    }
+
+    /// The points where every condition of `cs` is certainly true.
+    fn holds_all(&mut self, mins: &[(Symbol, i64)], cs: &[BoolExpr]) -> Bits {
+        let mut held = Bits::ones(self.points.len());
+        for c in cs {
+            held.and(&self.truth(mins, c).0);
+        }
+        held
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn lits(v: &[&str]) -> Vec<BoolExpr> {
         v.iter().map(|s| BoolExpr::parse(s).unwrap()).collect()
+    }
+
+    /// The sample points only skip proofs: merging with them gives exactly the terms a
+    /// merge with no points (every implication tried by proof) gives, on random disjunctions
+    /// of literals over three symbols.
+    #[test]
+    fn sample_refutation_does_not_change_merged_terms() {
+        let pool = lits(&[
+            "a == 0", "a == 1", "a >= 2", "a != 1", "b == 0", "b == 1", "b >= 2", "a == b",
+            "a != b", "c == 1", "c >= 1", "b <= 1", "a <= c", "c == a", "c != 0",
+        ]);
+        let mins: Vec<(Symbol, i64)> = ["a", "b", "c"].iter().map(|n| (Symbol::new(n), 0)).collect();
+        let mut rng = 7u64;
+        let mut next = |n: usize| {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((rng >> 33) % n as u64) as usize
+        };
+        let mut merged_some = 0;
+        for _ in 0..300 {
+            let terms: Vec<Vec<BoolExpr>> = (0..2 + next(5))
+                .map(|_| {
+                    let mut t: Vec<BoolExpr> = Vec::new();
+                    for _ in 0..1 + next(3) {
+                        let l = pool[next(pool.len())].clone();
+                        if !t.contains(&l) {
+                            t.push(l);
+                        }
+                    }
+                    t
+                })
+                .collect();
+            let (mut with, mut without) = (terms.clone(), terms.clone());
+            merge_terms(&mut with, &mins, &[], &mut Refuter::new(3));
+            merge_terms(&mut without, &mins, &[], &mut Refuter::without_points());
+            assert_eq!(with, without, "{terms:?}");
+            merged_some += usize::from(with != terms);
+        }
+        assert!(merged_some > 50, "{merged_some}");
     }
 
     #[test]

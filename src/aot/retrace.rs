@@ -48,6 +48,8 @@ use std::rc::Rc;
 
 /// At most this many traces per specialization (the first, plus those of split regions).
 const MAX_TRACES: usize = 32;
+/// And this many more per branch of a stored disjunction.
+const TRACES_PER_BRANCH: usize = 4;
 /// At most this many probe points are examined to find a point of one region.
 const MAX_PROBES: usize = 20_000;
 
@@ -99,11 +101,17 @@ pub(crate) fn verify_stored_seeded<S: Retrace>(
         })
         .into_iter()
         .collect();
+    // Each branch of a stored disjunction (a cover's merged classes) is a region of its
+    // own and needs its own traces: the budget grows with them (linearly in the file).
+    let branches: usize = facts
+        .iter()
+        .map(|f| f.disjuncts().map_or(0, |d| d.len()))
+        .sum();
     let mut v = Verifier {
         subject,
         traced_at,
         payload,
-        budget: MAX_TRACES - traces.len(),
+        budget: MAX_TRACES + TRACES_PER_BRANCH * branches - traces.len(),
         traces,
     };
     v.region(facts, None)
@@ -222,7 +230,8 @@ impl<S: Retrace> Verifier<'_, S> {
         };
         if self.budget == 0 {
             return Err(reject(format!(
-                "verification needs more than {MAX_TRACES} traces (region {{{}}})",
+                "verification needs more traces than its budget ({MAX_TRACES}, and \
+                 {TRACES_PER_BRANCH} per branch of a stored disjunction; region {{{}}})",
                 describe(facts)
             )));
         }
@@ -639,6 +648,65 @@ pub(crate) trait Retrace {
     ) -> std::result::Result<Pairs<'a>, Mismatch>;
 }
 
+/// Verifies a stored *error* specialization of `spec` (category `category`, only
+/// `broadcast` is specialized) against fresh traces, as [`verify`] does for plans: every
+/// binding its guards admit must fail the same way. Without this, a weakened error guard
+/// would answer "broadcast error" for shapes that broadcast.
+pub(super) fn verify_error(
+    spec: &Spec,
+    traced_at: &[i64],
+    guards: &[Guard],
+    category: &str,
+) -> Result<()> {
+    verify_stored(
+        &ErrorSubject(spec),
+        traced_at,
+        guards,
+        &Some(category.to_string()),
+    )
+}
+
+/// A single-op spec whose traces are compared on how they end: the error category, or
+/// `None` when the build succeeds.
+struct ErrorSubject<'a>(&'a Spec);
+
+impl Retrace for ErrorSubject<'_> {
+    type Payload = Option<String>;
+
+    fn symbols(&self) -> &[String] {
+        &self.0.symbols
+    }
+
+    fn hints(&self) -> &[i64] {
+        &self.0.hints
+    }
+
+    fn valid_point(&self, point: &[i64]) -> bool {
+        self.0.concrete_inputs(point).is_ok()
+    }
+
+    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Option<String>)> {
+        let t = super::trace::trace_or_error(self.0, point)?;
+        Ok((t.guards, t.error))
+    }
+
+    fn pairs<'a>(
+        &self,
+        stored: &'a Option<String>,
+        traced: &'a Option<String>,
+    ) -> std::result::Result<Pairs<'a>, Mismatch> {
+        if stored == traced {
+            Ok(Vec::new())
+        } else {
+            let show = |e: &Option<String>| match e {
+                Some(c) => format!("a {c} error"),
+                None => "a plan (the build succeeds)".to_string(),
+            };
+            Err(("the answer".into(), show(stored), show(traced)))
+        }
+    }
+}
+
 struct SpecSubject<'a>(&'a Spec);
 
 impl Retrace for SpecSubject<'_> {
@@ -670,28 +738,37 @@ impl Retrace for SpecSubject<'_> {
     }
 }
 
-/// [`Retrace::pairs`] of two plans.
+/// [`Retrace::pairs`] of two plans. A trace at an empty output (canonical empty form) is
+/// compared on the output layout only: that is all a binding of an empty output observes,
+/// and the stored plan is instantiated in the canonical empty form there too.
 fn plan_pairs<'a>(
     stored: &'a Plan<Expr>,
     traced: &'a Plan<Expr>,
 ) -> std::result::Result<Pairs<'a>, Mismatch> {
-    if stored.perm != traced.perm {
+    let empty = traced.is_statically_empty();
+    if !empty && stored.perm != traced.perm {
         return Err((
             "plan perm".into(),
             format!("{:?}", stored.perm),
             format!("{:?}", traced.perm),
         ));
     }
-    if stored.shape.len() != traced.shape.len() {
+    if stored.broadcast_shape.len() != traced.broadcast_shape.len()
+        || stored.output_strides.len() != traced.output_strides.len()
+        || stored.operands.len() != traced.operands.len()
+        || (!empty && stored.shape.len() != traced.shape.len())
+    {
         return Err((
             "plan rank".into(),
-            stored.shape.len().to_string(),
-            traced.shape.len().to_string(),
+            format!("{}/{}", stored.broadcast_shape.len(), stored.shape.len()),
+            format!("{}/{}", traced.broadcast_shape.len(), traced.shape.len()),
         ));
     }
     let mut pairs: Pairs<'a> = Vec::new();
-    for (d, (a, b)) in stored.shape.iter().zip(&traced.shape).enumerate() {
-        pairs.push((format!("plan shape[{d}]"), a, b));
+    if !empty {
+        for (d, (a, b)) in stored.shape.iter().zip(&traced.shape).enumerate() {
+            pairs.push((format!("plan shape[{d}]"), a, b));
+        }
     }
     for (d, (a, b)) in stored
         .broadcast_shape
@@ -701,7 +778,9 @@ fn plan_pairs<'a>(
     {
         pairs.push((format!("plan broadcast_shape[{d}]"), a, b));
     }
-    for (k, (a, b)) in stored.operands.iter().zip(&traced.operands).enumerate() {
+    // Over an empty output the operands' iteration strides are never used.
+    let operands = if empty { &[][..] } else { &stored.operands[..] };
+    for (k, (a, b)) in operands.iter().zip(&traced.operands).enumerate() {
         if a.byte_strides.len() != b.byte_strides.len() || a.element_size != b.element_size {
             return Err((
                 format!("plan operand {k} structure"),
@@ -720,6 +799,13 @@ fn plan_pairs<'a>(
         .zip(&traced.output_strides)
         .enumerate()
     {
+        if a.len() != b.len() {
+            return Err((
+                format!("plan output {o} rank"),
+                a.len().to_string(),
+                b.len().to_string(),
+            ));
+        }
         for (d, (x, y)) in a.iter().zip(b).enumerate() {
             pairs.push((format!("plan output_strides[{o}][{d}]"), x, y));
         }

@@ -59,11 +59,74 @@ pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
 pub fn trace_or_error(spec: &Spec, at: &[i64]) -> Result<Specialization> {
     match trace_inner(spec, at)? {
         (guards, Ok(plan)) => Specialization::new(spec, at.to_vec(), guards, plan),
-        (guards, Err(e @ Error::Broadcast { .. })) => {
-            Specialization::new_error(spec, at.to_vec(), guards, e.category())
-        }
+        (guards, Err(e @ Error::Broadcast { from_end, .. })) => Specialization::new_error(
+            spec,
+            at.to_vec(),
+            failing_dim_guards(spec, guards, from_end),
+            e.category(),
+        ),
         (_, Err(e)) => Err(e),
     }
+}
+
+/// The guards of a trace that failed to broadcast at the dimension `from_end` dimensions
+/// before the last, cut to that dimension: the conjuncts connected to its sizes (the
+/// symbols that size it in some input, inputs aligned at their last dimension, closed
+/// under "appears in a conjunct with"), and no others.
+///
+/// Why this is sound: every binding that satisfies the trace's guards takes the traced
+/// path, so the guards imply that the sizes at that dimension do not broadcast, a
+/// condition on its size symbols alone. The conjuncts left out mention none of the
+/// connected symbols and hold at the trace point, so they cannot help imply a condition on
+/// those symbols: the kept conjuncts imply it alone. Any binding they admit fails to
+/// broadcast with the same category (`broadcast`), perhaps at another dimension first.
+/// Why it matters: the full guards also pin every other dimension's decisions, so the
+/// failing bindings split into one class per combination of the other dimensions'
+/// outcomes (a 3-dimension spec with independent sizes: hundreds), all answering the same
+/// error.
+fn failing_dim_guards(spec: &Spec, guards: Vec<Guard>, from_end: usize) -> Vec<Guard> {
+    let mut connected: Vec<crate::sym::Symbol> = spec
+        .inputs
+        .iter()
+        .filter_map(|inp| {
+            let d = inp.sizes.len().checked_sub(from_end + 1)?;
+            match inp.sizes.get(d)? {
+                super::spec::SizeSpec::Sym(j) => {
+                    Some(crate::sym::Symbol::new(&spec.symbols[*j]))
+                }
+                super::spec::SizeSpec::Const(_) => None,
+            }
+        })
+        .collect();
+    let mut parts: Vec<(BoolExpr, Vec<crate::sym::Symbol>, String)> = Vec::new();
+    for g in guards {
+        for cond in g.cond.conjuncts().map_or_else(|| vec![g.cond.clone()], |c| c.to_vec()) {
+            if !parts.iter().any(|(c, _, _)| *c == cond) {
+                let symbols = cond.symbols();
+                parts.push((cond, symbols, g.reason.clone()));
+            }
+        }
+    }
+    loop {
+        let before = connected.len();
+        for (_, symbols, _) in &parts {
+            if symbols.iter().any(|s| connected.contains(s)) {
+                for s in symbols {
+                    if !connected.contains(s) {
+                        connected.push(s.clone());
+                    }
+                }
+            }
+        }
+        if connected.len() == before {
+            break;
+        }
+    }
+    parts
+        .into_iter()
+        .filter(|(_, symbols, _)| symbols.iter().all(|s| connected.contains(s)))
+        .map(|(cond, _, reason)| Guard { cond, reason })
+        .collect()
 }
 
 /// A trace's guards and plan, not yet compiled into a [`Specialization`] (the loader's
@@ -215,7 +278,9 @@ pub fn concrete_plan(spec: &Spec, values: &[i64]) -> Result<Plan<i64>> {
 
 /// The concrete plan for concrete inputs `(sizes, strides)`.
 pub fn build_concrete(inputs: &[(Vec<i64>, Vec<i64>)]) -> Result<Plan<i64>> {
-    let mut config = TensorIteratorConfig::<i64>::new().add_undefined_output(ELEMENT_SIZE);
+    let mut config = TensorIteratorConfig::<i64>::new()
+        .add_undefined_output(ELEMENT_SIZE)
+        .options(aot_options());
     for (sizes, strides) in inputs {
         config = config.add_input(TensorSpec::new(
             sizes.clone(),
@@ -226,12 +291,25 @@ pub fn build_concrete(inputs: &[(Vec<i64>, Vec<i64>)]) -> Result<Plan<i64>> {
     config.build()
 }
 
+/// The iterator options of every ahead-of-time build, traced or concrete: PyTorch's
+/// defaults, and empty outputs in their canonical form ([`Plan::canonicalize_empty`]), so
+/// that the plan of an empty binding is its output layout and nothing that only the
+/// (never executed) iteration over it would need.
+fn aot_options() -> crate::iter::IterOptions {
+    crate::iter::IterOptions {
+        canonical_empty: true,
+        ..Default::default()
+    }
+}
+
 fn build<I: crate::Int>(
     spec: &Spec,
     size: impl Fn(usize, usize) -> I,
     lift: &dyn Fn(&Expr) -> Result<I>,
 ) -> Result<Plan<I>> {
-    let mut config = TensorIteratorConfig::<I>::new().add_undefined_output(ELEMENT_SIZE);
+    let mut config = TensorIteratorConfig::<I>::new()
+        .add_undefined_output(ELEMENT_SIZE)
+        .options(aot_options());
     for (i, inp) in spec.inputs.iter().enumerate() {
         let sizes: Vec<I> = (0..inp.sizes.len()).map(|d| size(i, d)).collect();
         let strides = spec.input_strides(i, &sizes, lift)?;

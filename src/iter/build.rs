@@ -101,15 +101,22 @@ pub(super) fn build<I: Int>(config: &TensorIteratorConfig<I>) -> Result<(Plan<I>
         .max()
         .unwrap_or(1);
     validate::validate_broadcast_shape(&it.shape, max_es)?;
+    let canonical_empty = it.options.canonical_empty
+        && !it.options.is_reduction
+        && it.shape.iter().any(|s| s.as_const() == Some(0));
     if !(it.options.allow_fast_setup && it.fast_set_up()?) {
         it.compute_strides()?;
         it.reorder_dimensions()?;
         it.allocate_or_resize_outputs()?;
-        if it.options.coalesce_dimensions {
+        if it.options.coalesce_dimensions && !canonical_empty {
             it.coalesce_dimensions()?;
         }
     }
-    Ok((it.into_plan(), types))
+    let mut plan = it.into_plan();
+    if canonical_empty {
+        plan.canonicalize_empty();
+    }
+    Ok((plan, types))
 }
 
 /// A layout predicate in its two forms: branch-free (one condition) and branchy.
@@ -845,6 +852,36 @@ mod tests {
         IterOptions {
             allow_fast_setup: false,
             ..Default::default()
+        }
+    }
+
+    /// `canonical_empty` changes only the iteration part of an empty plan: the broadcast
+    /// shape and output strides are PyTorch's (the default build's), nothing is iterated,
+    /// and a non-empty plan is untouched.
+    #[test]
+    fn canonical_empty_plans_keep_the_output_layout() {
+        let canonical = IterOptions {
+            canonical_empty: true,
+            ..Default::default()
+        };
+        let cases: [&[(Vec<i64>, Vec<i64>)]; 4] = [
+            &[(vec![0, 1, 4, 5], vec![20, 20, 5, 1]), (vec![1, 1, 1], vec![1, 1, 1])],
+            &[(vec![2, 0, 3], vec![1, 6, 2]), (vec![1, 3], vec![3, 1])],
+            &[(vec![3, 1, 0], vec![1, 3, 3]), (vec![3, 4, 1], vec![4, 1, 1])],
+            &[(vec![2, 3], vec![3, 1]), (vec![3], vec![1])],
+        ];
+        for inputs in cases {
+            let base = plan(inputs, IterOptions::default());
+            let p = plan(inputs, canonical.clone());
+            assert_eq!(p.broadcast_shape, base.broadcast_shape);
+            assert_eq!(p.output_strides, base.output_strides);
+            if base.broadcast_shape.contains(&0) {
+                assert_eq!(p.shape, vec![0]);
+                assert_eq!(p.numel(), 0);
+                assert!(p.operands.iter().all(|o| o.byte_strides == vec![0]));
+            } else {
+                assert_eq!(p, base);
+            }
         }
     }
 

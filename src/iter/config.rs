@@ -128,6 +128,14 @@ pub struct IterOptions {
     /// on the reduced dimensions. The fast setup is skipped and `reorder_dimensions` moves
     /// the output's stride-0 dimensions innermost. Default `false`.
     pub is_reduction: bool,
+    /// Give a plan whose broadcast shape is *statically* empty (a size known to be 0: always
+    /// decidable for `i64`, a constant 0 for `SymInt`) its canonical empty form
+    /// ([`Plan::canonicalize_empty`]) and skip `coalesce_dimensions` for it. Nothing is
+    /// iterated over an empty output, so its answer is its sizes and strides alone; the
+    /// ahead-of-time layer sets this so that its classes of empty bindings are keyed by that
+    /// answer and record no guard that only coalescing needed. Ignored for reductions (an
+    /// empty reduced dim still has outputs to fill). Default `false` (PyTorch's plan).
+    pub canonical_empty: bool,
 }
 
 impl Default for IterOptions {
@@ -140,6 +148,7 @@ impl Default for IterOptions {
             coalesce_dimensions: true,
             allow_fast_setup: true,
             is_reduction: false,
+            canonical_empty: false,
         }
     }
 }

@@ -88,7 +88,7 @@ mod validate;
 
 pub use config::{IterOptions, OutputSpec, Storage, TensorIteratorConfig, TensorSpec};
 pub use elementwise::{elementwise_output, FLOAT32_SIZE};
-pub use plan::{OperandPlan, Plan};
+pub use plan::{OperandPlan, Plan, PlanInt};
 pub use reduce::{reduction_plan, ReductionPlan};
 pub use types::{result_type, torch_name, TypeConfig, TypeOperand, Types};
 pub use validate::MAX_DIMS;

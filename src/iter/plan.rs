@@ -44,6 +44,58 @@ impl<I: Int> Plan<I> {
     }
 }
 
+/// The integers a [`Plan`] can hold whose value may be known statically: `i64`, `SymInt`
+/// and the expressions of a traced plan.
+pub trait PlanInt: Clone {
+    /// The constant `v`.
+    fn constant(v: i64) -> Self;
+    /// The value, when it is known statically.
+    fn known(&self) -> Option<i64>;
+}
+
+impl<I: Int> PlanInt for I {
+    fn constant(v: i64) -> Self {
+        I::from_i64(v)
+    }
+    fn known(&self) -> Option<i64> {
+        self.as_const()
+    }
+}
+
+impl PlanInt for crate::sym::Expr {
+    fn constant(v: i64) -> Self {
+        crate::sym::Expr::constant(v)
+    }
+    fn known(&self) -> Option<i64> {
+        self.as_const()
+    }
+}
+
+impl<I: PlanInt> Plan<I> {
+    /// True when the broadcast shape has a size known to be 0 (an `i64` 0, a constant
+    /// `SymInt` 0): the outputs are empty and nothing is iterated.
+    pub fn is_statically_empty(&self) -> bool {
+        self.broadcast_shape.iter().any(|s| s.known() == Some(0))
+    }
+
+    /// The canonical form of a plan over an empty broadcast shape: iteration shape `[0]`,
+    /// every operand's byte strides `[0]`, identity permutation; the broadcast shape, the
+    /// output strides, offsets and element sizes are kept.
+    ///
+    /// Why: over an empty output no kernel visits an element, so the iteration part of the
+    /// plan (coalescing, operand strides, permutation) is unobservable; what a caller sees is
+    /// the outputs' sizes and strides, which PyTorch's rules decide (they are computed before
+    /// this point). Two zero patterns with the same output layout then have the same plan,
+    /// and the ahead-of-time cover needs one specialization for them, not one per pattern.
+    pub fn canonicalize_empty(&mut self) {
+        self.shape = vec![I::constant(0)];
+        for op in &mut self.operands {
+            op.byte_strides = vec![I::constant(0)];
+        }
+        self.perm = (0..self.broadcast_shape.len()).collect();
+    }
+}
+
 impl<I> Plan<I> {
     /// Applies `f` to every integer of the plan (e.g. evaluating a symbolic plan at a binding:
     /// `plan.try_map(|s| s.eval(&bindings))`), keeping its structure.

@@ -47,6 +47,7 @@ fn infer_size_pair<I: Int>(a: &[I], b: &[I]) -> Result<Vec<I>> {
                 size_a: sa.to_string(),
                 size_b: sb.to_string(),
                 dim: i,
+                from_end: ndim - 1 - i,
             });
         };
     }
@@ -102,6 +103,7 @@ pub fn broadcast_strides<I: Int>(sizes: &[I], strides: &[I], target: &[I]) -> Re
                 size_a: size.to_string(),
                 size_b: t.to_string(),
                 dim: offset + d,
+                from_end: sizes.len() - 1 - d,
             });
         };
     }
@@ -134,7 +136,8 @@ mod tests {
             Error::Broadcast {
                 size_a: "3".into(),
                 size_b: "2".into(),
-                dim: 2
+                dim: 2,
+                from_end: 0
             }
         );
         assert_eq!(

@@ -95,6 +95,13 @@ impl Facts {
         None
     }
 
+    /// Decides `goal` from the facts alone, without [`Facts::decide`]'s case split on
+    /// non-polynomial atoms: exactly [`decide_under`] with these facts, for callers that
+    /// decide many goals under the same facts and so assume them once.
+    pub fn decide_plain(&self, goal: &BoolExpr) -> Option<bool> {
+        self.k.decide(goal)
+    }
+
     /// The interval the facts give a symbol: `(lo, hi)` with `None` for unbounded.
     pub fn range(&self, s: &Symbol) -> (Option<i64>, Option<i64>) {
         let iv = self.k.interval(&Expr::from_symbol(s));
