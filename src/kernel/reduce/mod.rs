@@ -834,9 +834,12 @@ fn run_inner<T: Element, R: Reducer<T>>(
     }
 }
 
-/// Folds reduced rows `[k0, k1)` into `acc` (the `acc.len()` adjacent outputs at `base`),
-/// four rows per pass over `acc` so that each accumulator is loaded and stored once per four
-/// input values.
+/// Folds reduced rows `[k0, k1)` into `acc` (the `acc.len()` adjacent outputs at `base`).
+/// A block of at least [`REG_BYTES`] of accumulators (the float32 `sum` of 256 columns in
+/// f64) takes one whole row per pass, so the rows are read in memory order as one stream
+/// while the accumulators stay in L1, prefetching [`ROW_PREFETCH_BYTES`] ahead; a narrower
+/// block takes four rows per pass, so that each accumulator is loaded and stored once per
+/// four input values (see the module docs for the measurements).
 ///
 /// # Safety
 /// `base` must be the input position of the block's first output, the block's `acc.len()`
@@ -854,9 +857,14 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
     // SAFETY: kk < K and the block's `w` outputs lie along the contiguous kept dim, so the row
     // of `w` values is inside the validated input.
     let row = |kk: usize| unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(kk)), w) };
-    let ahead = rows_ahead::<T>(geo);
+    let one_row = w * std::mem::size_of::<R::Acc>() >= REG_BYTES;
+    let ahead = if one_row {
+        rows_ahead::<T>(geo, ROW_PREFETCH_BYTES)
+    } else {
+        rows_ahead::<T>(geo, PREFETCH_BYTES)
+    };
     let mut kk = k0;
-    while kk + 4 <= k1 {
+    while !one_row && kk + 4 <= k1 {
         for q in kk + ahead..kk + ahead + 4 {
             prefetch_row(geo, base, q, w);
         }
@@ -871,6 +879,7 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
         kk += 4;
     }
     while kk < k1 {
+        prefetch_row(geo, base, kk + ahead, w);
         for (s, &v) in acc.iter_mut().zip(row(kk)) {
             *s = r.step(*s, v, kk as i64);
         }
@@ -882,15 +891,18 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
 /// reduced dim's stride (see the module docs for the measurements).
 const PREFETCH_BYTES: usize = 6144;
 
-/// Reduced rows between the rows being folded and the rows prefetched: [`PREFETCH_BYTES`]
-/// of the reduced dim's stride, at least four rows (one pass of [`fold_rows`]).
+/// How far ahead [`fold_rows`] prefetches when it folds one whole row per pass.
+const ROW_PREFETCH_BYTES: usize = 12288;
+
+/// Reduced rows between the rows being folded and the rows prefetched: `bytes` of the
+/// reduced dim's stride, at least four rows (one pass of [`fold_rows`]).
 #[inline(always)]
-fn rows_ahead<T>(geo: &Geometry) -> usize {
+fn rows_ahead<T>(geo: &Geometry, bytes: usize) -> usize {
     let stride = geo.red[0]
         .1
         .unsigned_abs()
         .saturating_mul(std::mem::size_of::<T>());
-    PREFETCH_BYTES.div_ceil(stride.max(1)).max(4)
+    bytes.div_ceil(stride.max(1)).max(4)
 }
 
 /// Asks the CPU to fetch the cache lines of the `w` values of reduced row `kk` at `base`
@@ -953,7 +965,7 @@ unsafe fn fold_groups<T: Copy, R: Reducer<T>, const C: usize>(
     k1: usize,
 ) {
     let w = acc.len();
-    let ahead = rows_ahead::<T>(geo);
+    let ahead = rows_ahead::<T>(geo, PREFETCH_BYTES);
     let mut j0 = 0;
     loop {
         let g = j0.min(w - C);
@@ -1150,31 +1162,31 @@ mod tests {
         }
     }
 
-    /// The prefetched rows lie at least [`PREFETCH_BYTES`] ahead, at least one pass of the
-    /// four-row fold, and no further than one row beyond that distance.
+    /// The prefetched rows lie at least the requested distance ahead (both distances the
+    /// folds use), at least one pass of the four-row fold, and no further than one row
+    /// beyond that distance.
     #[test]
     fn rows_ahead_cover_the_prefetch_distance() {
-        for size in [1usize, 4, 8] {
-            for stride in [-5000isize, -3, 0, 1, 7, 64, 256, 1000, 1536, 4096, 1 << 20] {
-                let geo = Geometry {
-                    red: smallvec::smallvec![(10, stride)],
-                    kept: SmallVec::new(),
-                    k: 10,
-                    m: 1,
-                };
-                let a = match size {
-                    1 => rows_ahead::<u8>(&geo),
-                    4 => rows_ahead::<f32>(&geo),
-                    _ => rows_ahead::<f64>(&geo),
-                };
-                let row = stride.unsigned_abs() * size;
-                assert!(a >= 4, "{size} {stride}: {a}");
-                if row > 0 {
-                    assert!(a * row >= PREFETCH_BYTES, "{size} {stride}: {a}");
-                    assert!(
-                        a == 4 || (a - 1) * row < PREFETCH_BYTES,
-                        "{size} {stride}: {a}"
-                    );
+        for bytes in [PREFETCH_BYTES, ROW_PREFETCH_BYTES] {
+            for size in [1usize, 4, 8] {
+                for stride in [-5000isize, -3, 0, 1, 7, 64, 256, 1000, 1536, 4096, 1 << 20] {
+                    let geo = Geometry {
+                        red: smallvec::smallvec![(10, stride)],
+                        kept: SmallVec::new(),
+                        k: 10,
+                        m: 1,
+                    };
+                    let a = match size {
+                        1 => rows_ahead::<u8>(&geo, bytes),
+                        4 => rows_ahead::<f32>(&geo, bytes),
+                        _ => rows_ahead::<f64>(&geo, bytes),
+                    };
+                    let row = stride.unsigned_abs() * size;
+                    assert!(a >= 4, "{size} {stride}: {a}");
+                    if row > 0 {
+                        assert!(a * row >= bytes, "{size} {stride}: {a}");
+                        assert!(a == 4 || (a - 1) * row < bytes, "{size} {stride}: {a}");
+                    }
                 }
             }
         }
