@@ -13,18 +13,23 @@
 //!   output: with rows of 256 values a division is a tenth of the row's work);
 //! * **outer reduction** — the reduced dim is strided but the first kept dim is contiguous
 //!   (`sum(dim=0)` of a row-major matrix, `amax` over H, W of a channels-last tensor): a
-//!   block of up to [`BLOCK`] adjacent outputs is accumulated across input rows at once,
-//!   four rows per pass over the accumulators (`acc[j] = step(step(step(step(acc[j], a[j]),
-//!   b[j]), c[j]), d[j])`, vectorized over `j`), so each accumulator is loaded and stored
-//!   once per four input values; leaves of [`ROW_LEAF`] rows are combined pairwise. When
+//!   block of up to [`BLOCK`] adjacent outputs is accumulated across input rows at once;
+//!   a block of at least 256 bytes of accumulators (the float32 `sum` of 32 or more
+//!   columns, in f64) takes one whole row per pass (`acc[j] = step(acc[j], a[j])`,
+//!   vectorized over `j`, the accumulators staying in L1), so the input is read in memory
+//!   order; a narrower block takes four rows per pass (`acc[j] =
+//!   step(step(step(step(acc[j], a[j]), b[j]), c[j]), d[j])`), so each accumulator is
+//!   loaded and stored once per four input values; leaves of [`ROW_LEAF`] rows are
+//!   combined pairwise. When
 //!   the accumulator is no wider than the input (`amax`/`amin`, integer and float64 sums,
 //!   `all`/`any`, ...) and the block is at least 256 bytes of accumulators wide, a leaf is
 //!   instead folded in **register groups**: 256 bytes of adjacent outputs (64 float32, 32
 //!   float64/int64, 256 uint8/bool) whose accumulators live in eight vector registers
 //!   while whole rows stream past, one row per step (a ragged width's last group is shifted
-//!   left to end at the block's edge, recomputing the overlapped columns). Both folds
-//!   prefetch the rows they will reach `PREFETCH_BYTES` of reduced stride ahead (at least
-//!   four rows), because the hardware prefetcher does not keep up with their row streams;
+//!   left to end at the block's edge, recomputing the overlapped columns). The folds
+//!   prefetch the rows they will reach `PREFETCH_BYTES` (one-row passes:
+//!   `ROW_PREFETCH_BYTES`) of reduced stride ahead (at least four rows), because the
+//!   hardware prefetcher does not keep up with their row streams;
 //! * otherwise a strided loop per output, also combined pairwise.
 //!
 //! # Instruction sets
@@ -149,6 +154,34 @@
 //! 12 KiB (all within the noise of each other); in the C probe, summing row pairs in f32
 //! before widening (2.5 against 2.6 ms; not worth the accuracy), and the prefetch hints
 //! T1, T2 and NTA instead of T0 (no difference).
+//!
+//! Third session (24 Nov, 05:05-06:30 UTC, same host, load average 3-5 from other agents'
+//! builds), issue 13's `sum_outer_16M` against a pure read: a C probe first (`gcc -O2
+//! -mavx2`, 2 threads each folding a contiguous half of the `[65536, 256]` rows, 256 f64
+//! accumulators, `vcvtps2pd` + `vaddpd`, leaves of 64 rows; per-thread CPU time, medians
+//! of 21, variants interleaved in one process). Relative to a plain AVX2 read of the same
+//! 64 MiB in the same run:
+//! * one row per pass, no prefetch: 1.13-1.24×; with each row's lines prefetched 6 KiB
+//!   ahead 1.03-1.12×, 10-16 KiB ahead **0.96-0.99×** (3 KiB: 1.16×; 24-32 KiB: 0.97-1.11×);
+//! * two rows per pass: 2.5× (prefetched 1.6×); four rows per pass, the fold used until
+//!   then: 2.2-2.4× (prefetched 6 KiB ahead: 1.48-1.66×);
+//! * register blocks (idea: fold a 64-row block from L1/L2 32 columns at a time with the
+//!   accumulators in eight `ymm`, prefetching the next block whole): 1.97×;
+//! * moving the accumulator buffer by 64-2080 bytes against the rows' 4 KiB alignment (4K
+//!   aliasing of accumulator stores with row loads) or misaligning it by 16 bytes: no
+//!   change beyond the noise.
+//!
+//! So interleaving four 1 KiB rows per pass, not the conversion, was what kept the fold
+//! above the read time: one whole row per pass reads the input as one sequential stream
+//! and reaches the pure read. [`fold_rows`] now does that for blocks of at least 256
+//! bytes of accumulators, prefetching `ROW_PREFETCH_BYTES` (12 KiB) ahead; narrower
+//! blocks (where a four-row pass saves loop overhead and accumulator traffic per value)
+//! keep the four-row pass. In the crate, old and new binaries alternated (`symstride
+//! bench --threads 2 --cpu-time --reps 21 --only
+//! memcpy_64MiB,read_64MiB,sum_outer_16M,sum_lastdim_16M`, 05:16 UTC, load ~4, six
+//! pairs): `sum_outer_16M` took 1.15-1.62× `read_64MiB`'s time before and 0.85-1.10×
+//! after (`vs copy` 0.56-0.65× before, 0.58-0.85× after, the read itself at 0.57-0.79×
+//! of the copy in those runs).
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
@@ -857,7 +890,7 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
     // SAFETY: kk < K and the block's `w` outputs lie along the contiguous kept dim, so the row
     // of `w` values is inside the validated input.
     let row = |kk: usize| unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(kk)), w) };
-    let one_row = w * std::mem::size_of::<R::Acc>() >= REG_BYTES;
+    let one_row = std::mem::size_of_val(acc) >= REG_BYTES;
     let ahead = if one_row {
         rows_ahead::<T>(geo, ROW_PREFETCH_BYTES)
     } else {
