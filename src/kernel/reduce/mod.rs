@@ -181,7 +181,21 @@
 //! memcpy_64MiB,read_64MiB,sum_outer_16M,sum_lastdim_16M`, 05:16 UTC, load ~4, six
 //! pairs): `sum_outer_16M` took 1.15-1.62× `read_64MiB`'s time before and 0.85-1.10×
 //! after (`vs copy` 0.56-0.65× before, 0.58-0.85× after, the read itself at 0.57-0.79×
-//! of the copy in those runs).
+//! of the copy in those runs). Three more pairs at 05:53 (CPU time, load ~3.5): 1.14-1.31×
+//! the read's time before, 1.05-1.11× after (`vs copy` 0.59-0.68× against 0.74-0.77×,
+//! `sum_lastdim_16M` 1.03-1.10×); in wall time 1.19-1.66× before, 1.09-1.23× after.
+//! PyTorch right after ours under `flock` (05:53, wall): `sum_outer_16M` 6.4 and 8.0 ms
+//! (its copy 8.0 ms: its threads lost the CPU) against our 1.75-1.79 ms.
+//!
+//! `perf annotate` of the one-row loop then showed each row's 17 prefetches wrapped in the
+//! state machine of a chained iterator (`line_offsets` returned `step_by(64).chain(last)`);
+//! it now returns the two parts, looped separately. Seven pairs of binaries with and
+//! without that (06:00, CPU time): `sum_outer_16M` 0.94-1.11× the read's time (one
+//! outlier 1.47×; median 1.07×) against 1.06-1.23× (median 1.10×), lower in five of
+//! seven pairs; `vs copy` 0.75-0.81× (outlier 0.55×), with `read_64MiB` itself at
+//! 0.6-0.75× of the copy in those runs. So the outer sum now reads as fast as a pure
+//! read and as the last-dim sum; the issue's `vs copy` ≥ 0.83× is reached only when a
+//! pure read reaches it, which on this host in these hours it did not.
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
@@ -946,17 +960,23 @@ fn rows_ahead<T>(geo: &Geometry, bytes: usize) -> usize {
 #[inline(always)]
 fn prefetch_row<T>(geo: &Geometry, base: *const T, kk: usize, w: usize) {
     let p = base.wrapping_offset(geo.red_offset(kk)) as *const u8;
-    for b in line_offsets(w * std::mem::size_of::<T>()) {
+    let (lines, last) = line_offsets(w * std::mem::size_of::<T>());
+    for b in lines {
+        prefetch_line(p.wrapping_add(b));
+    }
+    if let Some(b) = last {
         prefetch_line(p.wrapping_add(b));
     }
 }
 
 /// Byte offsets, from the start of a run of `bytes` bytes, that hit every 64-byte cache line
-/// the run touches wherever it starts: one per 64 bytes, then the last byte (the run's
-/// last line when it does not start on a line boundary).
+/// the run touches wherever it starts: one per 64 bytes (the first part), then the last
+/// byte (the second part: the run's last line when it does not start on a line boundary).
 #[inline(always)]
-fn line_offsets(bytes: usize) -> impl Iterator<Item = usize> {
-    (0..bytes).step_by(64).chain(bytes.checked_sub(1))
+fn line_offsets(bytes: usize) -> (std::iter::StepBy<std::ops::Range<usize>>, Option<usize>) {
+    // Two parts rather than one chained iterator: a `Chain` compiled to a state machine
+    // around every prefetch of the one-row fold's loop (`perf annotate`).
+    ((0..bytes).step_by(64), bytes.checked_sub(1))
 }
 
 /// A T0 prefetch hint for the cache line holding `p` (any address: a hint never faults).
@@ -1183,7 +1203,8 @@ mod tests {
     fn line_offsets_hit_every_line_of_a_run() {
         for start in 0..64usize {
             for bytes in 0..600usize {
-                let offs: Vec<usize> = line_offsets(bytes).collect();
+                let (lines, last) = line_offsets(bytes);
+                let offs: Vec<usize> = lines.chain(last).collect();
                 assert!(offs.iter().all(|&o| o < bytes), "{start} {bytes}: {offs:?}");
                 let hit: std::collections::BTreeSet<usize> =
                     offs.iter().map(|&o| (start + o) / 64).collect();
