@@ -13,18 +13,23 @@
 //!   output: with rows of 256 values a division is a tenth of the row's work);
 //! * **outer reduction** — the reduced dim is strided but the first kept dim is contiguous
 //!   (`sum(dim=0)` of a row-major matrix, `amax` over H, W of a channels-last tensor): a
-//!   block of up to [`BLOCK`] adjacent outputs is accumulated across input rows at once,
-//!   four rows per pass over the accumulators (`acc[j] = step(step(step(step(acc[j], a[j]),
-//!   b[j]), c[j]), d[j])`, vectorized over `j`), so each accumulator is loaded and stored
-//!   once per four input values; leaves of [`ROW_LEAF`] rows are combined pairwise. When
+//!   block of up to [`BLOCK`] adjacent outputs is accumulated across input rows at once;
+//!   a block of at least 256 bytes of accumulators (the float32 `sum` of 32 or more
+//!   columns, in f64) takes one whole row per pass (`acc[j] = step(acc[j], a[j])`,
+//!   vectorized over `j`, the accumulators staying in L1), so the input is read in memory
+//!   order; a narrower block takes four rows per pass (`acc[j] =
+//!   step(step(step(step(acc[j], a[j]), b[j]), c[j]), d[j])`), so each accumulator is
+//!   loaded and stored once per four input values; leaves of [`ROW_LEAF`] rows are
+//!   combined pairwise. When
 //!   the accumulator is no wider than the input (`amax`/`amin`, integer and float64 sums,
 //!   `all`/`any`, ...) and the block is at least 256 bytes of accumulators wide, a leaf is
 //!   instead folded in **register groups**: 256 bytes of adjacent outputs (64 float32, 32
 //!   float64/int64, 256 uint8/bool) whose accumulators live in eight vector registers
 //!   while whole rows stream past, one row per step (a ragged width's last group is shifted
-//!   left to end at the block's edge, recomputing the overlapped columns). Both folds
-//!   prefetch the rows they will reach `PREFETCH_BYTES` of reduced stride ahead (at least
-//!   four rows), because the hardware prefetcher does not keep up with their row streams;
+//!   left to end at the block's edge, recomputing the overlapped columns). The folds
+//!   prefetch the rows they will reach `PREFETCH_BYTES` (one-row passes:
+//!   `ROW_PREFETCH_BYTES`) of reduced stride ahead (at least four rows), because the
+//!   hardware prefetcher does not keep up with their row streams;
 //! * otherwise a strided loop per output, also combined pairwise.
 //!
 //! # Instruction sets
@@ -149,6 +154,48 @@
 //! 12 KiB (all within the noise of each other); in the C probe, summing row pairs in f32
 //! before widening (2.5 against 2.6 ms; not worth the accuracy), and the prefetch hints
 //! T1, T2 and NTA instead of T0 (no difference).
+//!
+//! Third session (24 Nov, 05:05-06:30 UTC, same host, load average 3-5 from other agents'
+//! builds), issue 13's `sum_outer_16M` against a pure read: a C probe first (`gcc -O2
+//! -mavx2`, 2 threads each folding a contiguous half of the `[65536, 256]` rows, 256 f64
+//! accumulators, `vcvtps2pd` + `vaddpd`, leaves of 64 rows; per-thread CPU time, medians
+//! of 21, variants interleaved in one process). Relative to a plain AVX2 read of the same
+//! 64 MiB in the same run:
+//! * one row per pass, no prefetch: 1.13-1.24×; with each row's lines prefetched 6 KiB
+//!   ahead 1.03-1.12×, 10-16 KiB ahead **0.96-0.99×** (3 KiB: 1.16×; 24-32 KiB: 0.97-1.11×);
+//! * two rows per pass: 2.5× (prefetched 1.6×); four rows per pass, the fold used until
+//!   then: 2.2-2.4× (prefetched 6 KiB ahead: 1.48-1.66×);
+//! * register blocks (idea: fold a 64-row block from L1/L2 32 columns at a time with the
+//!   accumulators in eight `ymm`, prefetching the next block whole): 1.97×;
+//! * moving the accumulator buffer by 64-2080 bytes against the rows' 4 KiB alignment (4K
+//!   aliasing of accumulator stores with row loads) or misaligning it by 16 bytes: no
+//!   change beyond the noise.
+//!
+//! So interleaving four 1 KiB rows per pass, not the conversion, was what kept the fold
+//! above the read time: one whole row per pass reads the input as one sequential stream
+//! and reaches the pure read. [`fold_rows`] now does that for blocks of at least 256
+//! bytes of accumulators, prefetching `ROW_PREFETCH_BYTES` (12 KiB) ahead; narrower
+//! blocks (where a four-row pass saves loop overhead and accumulator traffic per value)
+//! keep the four-row pass. In the crate, old and new binaries alternated (`symstride
+//! bench --threads 2 --cpu-time --reps 21 --only
+//! memcpy_64MiB,read_64MiB,sum_outer_16M,sum_lastdim_16M`, 05:16 UTC, load ~4, six
+//! pairs): `sum_outer_16M` took 1.15-1.62× `read_64MiB`'s time before and 0.85-1.10×
+//! after (`vs copy` 0.56-0.65× before, 0.58-0.85× after, the read itself at 0.57-0.79×
+//! of the copy in those runs). Three more pairs at 05:53 (CPU time, load ~3.5): 1.14-1.31×
+//! the read's time before, 1.05-1.11× after (`vs copy` 0.59-0.68× against 0.74-0.77×,
+//! `sum_lastdim_16M` 1.03-1.10×); in wall time 1.19-1.66× before, 1.09-1.23× after.
+//! PyTorch right after ours under `flock` (05:53, wall): `sum_outer_16M` 6.4 and 8.0 ms
+//! (its copy 8.0 ms: its threads lost the CPU) against our 1.75-1.79 ms.
+//!
+//! `perf annotate` of the one-row loop then showed each row's 17 prefetches wrapped in the
+//! state machine of a chained iterator (`line_offsets` returned `step_by(64).chain(last)`);
+//! it now returns the two parts, looped separately. Seven pairs of binaries with and
+//! without that (06:00, CPU time): `sum_outer_16M` 0.94-1.11× the read's time (one
+//! outlier 1.47×; median 1.07×) against 1.06-1.23× (median 1.10×), lower in five of
+//! seven pairs; `vs copy` 0.75-0.81× (outlier 0.55×), with `read_64MiB` itself at
+//! 0.6-0.75× of the copy in those runs. So the outer sum now reads as fast as a pure
+//! read and as the last-dim sum; the issue's `vs copy` ≥ 0.83× is reached only when a
+//! pure read reaches it, which on this host in these hours it did not.
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
@@ -834,9 +881,12 @@ fn run_inner<T: Element, R: Reducer<T>>(
     }
 }
 
-/// Folds reduced rows `[k0, k1)` into `acc` (the `acc.len()` adjacent outputs at `base`),
-/// four rows per pass over `acc` so that each accumulator is loaded and stored once per four
-/// input values.
+/// Folds reduced rows `[k0, k1)` into `acc` (the `acc.len()` adjacent outputs at `base`).
+/// A block of at least [`REG_BYTES`] of accumulators (the float32 `sum` of 256 columns in
+/// f64) takes one whole row per pass, so the rows are read in memory order as one stream
+/// while the accumulators stay in L1, prefetching [`ROW_PREFETCH_BYTES`] ahead; a narrower
+/// block takes four rows per pass, so that each accumulator is loaded and stored once per
+/// four input values (see the module docs for the measurements).
 ///
 /// # Safety
 /// `base` must be the input position of the block's first output, the block's `acc.len()`
@@ -854,9 +904,14 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
     // SAFETY: kk < K and the block's `w` outputs lie along the contiguous kept dim, so the row
     // of `w` values is inside the validated input.
     let row = |kk: usize| unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(kk)), w) };
-    let ahead = rows_ahead::<T>(geo);
+    let one_row = std::mem::size_of_val(acc) >= REG_BYTES;
+    let ahead = if one_row {
+        rows_ahead::<T>(geo, ROW_PREFETCH_BYTES)
+    } else {
+        rows_ahead::<T>(geo, PREFETCH_BYTES)
+    };
     let mut kk = k0;
-    while kk + 4 <= k1 {
+    while !one_row && kk + 4 <= k1 {
         for q in kk + ahead..kk + ahead + 4 {
             prefetch_row(geo, base, q, w);
         }
@@ -871,6 +926,7 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
         kk += 4;
     }
     while kk < k1 {
+        prefetch_row(geo, base, kk + ahead, w);
         for (s, &v) in acc.iter_mut().zip(row(kk)) {
             *s = r.step(*s, v, kk as i64);
         }
@@ -882,15 +938,18 @@ unsafe fn fold_rows<T: Copy, R: Reducer<T>>(
 /// reduced dim's stride (see the module docs for the measurements).
 const PREFETCH_BYTES: usize = 6144;
 
-/// Reduced rows between the rows being folded and the rows prefetched: [`PREFETCH_BYTES`]
-/// of the reduced dim's stride, at least four rows (one pass of [`fold_rows`]).
+/// How far ahead [`fold_rows`] prefetches when it folds one whole row per pass.
+const ROW_PREFETCH_BYTES: usize = 12288;
+
+/// Reduced rows between the rows being folded and the rows prefetched: `bytes` of the
+/// reduced dim's stride, at least four rows (one pass of [`fold_rows`]).
 #[inline(always)]
-fn rows_ahead<T>(geo: &Geometry) -> usize {
+fn rows_ahead<T>(geo: &Geometry, bytes: usize) -> usize {
     let stride = geo.red[0]
         .1
         .unsigned_abs()
         .saturating_mul(std::mem::size_of::<T>());
-    PREFETCH_BYTES.div_ceil(stride.max(1)).max(4)
+    bytes.div_ceil(stride.max(1)).max(4)
 }
 
 /// Asks the CPU to fetch the cache lines of the `w` values of reduced row `kk` at `base`
@@ -901,17 +960,23 @@ fn rows_ahead<T>(geo: &Geometry) -> usize {
 #[inline(always)]
 fn prefetch_row<T>(geo: &Geometry, base: *const T, kk: usize, w: usize) {
     let p = base.wrapping_offset(geo.red_offset(kk)) as *const u8;
-    for b in line_offsets(w * std::mem::size_of::<T>()) {
+    let (lines, last) = line_offsets(w * std::mem::size_of::<T>());
+    for b in lines {
+        prefetch_line(p.wrapping_add(b));
+    }
+    if let Some(b) = last {
         prefetch_line(p.wrapping_add(b));
     }
 }
 
 /// Byte offsets, from the start of a run of `bytes` bytes, that hit every 64-byte cache line
-/// the run touches wherever it starts: one per 64 bytes, then the last byte (the run's
-/// last line when it does not start on a line boundary).
+/// the run touches wherever it starts: one per 64 bytes (the first part), then the last
+/// byte (the second part: the run's last line when it does not start on a line boundary).
 #[inline(always)]
-fn line_offsets(bytes: usize) -> impl Iterator<Item = usize> {
-    (0..bytes).step_by(64).chain(bytes.checked_sub(1))
+fn line_offsets(bytes: usize) -> (std::iter::StepBy<std::ops::Range<usize>>, Option<usize>) {
+    // Two parts rather than one chained iterator: a `Chain` compiled to a state machine
+    // around every prefetch of the one-row fold's loop (`perf annotate`).
+    ((0..bytes).step_by(64), bytes.checked_sub(1))
 }
 
 /// A T0 prefetch hint for the cache line holding `p` (any address: a hint never faults).
@@ -953,7 +1018,7 @@ unsafe fn fold_groups<T: Copy, R: Reducer<T>, const C: usize>(
     k1: usize,
 ) {
     let w = acc.len();
-    let ahead = rows_ahead::<T>(geo);
+    let ahead = rows_ahead::<T>(geo, PREFETCH_BYTES);
     let mut j0 = 0;
     loop {
         let g = j0.min(w - C);
@@ -1138,7 +1203,8 @@ mod tests {
     fn line_offsets_hit_every_line_of_a_run() {
         for start in 0..64usize {
             for bytes in 0..600usize {
-                let offs: Vec<usize> = line_offsets(bytes).collect();
+                let (lines, last) = line_offsets(bytes);
+                let offs: Vec<usize> = lines.chain(last).collect();
                 assert!(offs.iter().all(|&o| o < bytes), "{start} {bytes}: {offs:?}");
                 let hit: std::collections::BTreeSet<usize> =
                     offs.iter().map(|&o| (start + o) / 64).collect();
@@ -1150,31 +1216,31 @@ mod tests {
         }
     }
 
-    /// The prefetched rows lie at least [`PREFETCH_BYTES`] ahead, at least one pass of the
-    /// four-row fold, and no further than one row beyond that distance.
+    /// The prefetched rows lie at least the requested distance ahead (both distances the
+    /// folds use), at least one pass of the four-row fold, and no further than one row
+    /// beyond that distance.
     #[test]
     fn rows_ahead_cover_the_prefetch_distance() {
-        for size in [1usize, 4, 8] {
-            for stride in [-5000isize, -3, 0, 1, 7, 64, 256, 1000, 1536, 4096, 1 << 20] {
-                let geo = Geometry {
-                    red: smallvec::smallvec![(10, stride)],
-                    kept: SmallVec::new(),
-                    k: 10,
-                    m: 1,
-                };
-                let a = match size {
-                    1 => rows_ahead::<u8>(&geo),
-                    4 => rows_ahead::<f32>(&geo),
-                    _ => rows_ahead::<f64>(&geo),
-                };
-                let row = stride.unsigned_abs() * size;
-                assert!(a >= 4, "{size} {stride}: {a}");
-                if row > 0 {
-                    assert!(a * row >= PREFETCH_BYTES, "{size} {stride}: {a}");
-                    assert!(
-                        a == 4 || (a - 1) * row < PREFETCH_BYTES,
-                        "{size} {stride}: {a}"
-                    );
+        for bytes in [PREFETCH_BYTES, ROW_PREFETCH_BYTES] {
+            for size in [1usize, 4, 8] {
+                for stride in [-5000isize, -3, 0, 1, 7, 64, 256, 1000, 1536, 4096, 1 << 20] {
+                    let geo = Geometry {
+                        red: smallvec::smallvec![(10, stride)],
+                        kept: SmallVec::new(),
+                        k: 10,
+                        m: 1,
+                    };
+                    let a = match size {
+                        1 => rows_ahead::<u8>(&geo, bytes),
+                        4 => rows_ahead::<f32>(&geo, bytes),
+                        _ => rows_ahead::<f64>(&geo, bytes),
+                    };
+                    let row = stride.unsigned_abs() * size;
+                    assert!(a >= 4, "{size} {stride}: {a}");
+                    if row > 0 {
+                        assert!(a * row >= bytes, "{size} {stride}: {a}");
+                        assert!(a == 4 || (a - 1) * row < bytes, "{size} {stride}: {a}");
+                    }
                 }
             }
         }
