@@ -406,8 +406,12 @@ pub(crate) unsafe fn stream_copy(dst: *mut u8, src: *const u8, n: usize) {
         if lines > 0 {
             // SAFETY: the caller's contract; [head, head + 64·lines) is inside both ranges
             // and 64-byte aligned at the destination.
+            // An empty head or tail skips its `memcpy` call (and the `vzeroupper` before it
+            // in AVX2 callers): e.g. the fused evaluator's blocks of an aligned output.
             unsafe {
-                std::ptr::copy_nonoverlapping(src, dst, head);
+                if head > 0 {
+                    std::ptr::copy_nonoverlapping(src, dst, head);
+                }
                 let (d, s) = (dst.add(head), src.add(head));
                 if std::arch::is_x86_feature_detected!("avx2") {
                     stream_lines_avx2(d, s, lines);
@@ -415,7 +419,9 @@ pub(crate) unsafe fn stream_copy(dst: *mut u8, src: *const u8, n: usize) {
                     stream_lines_sse2(d, s, lines);
                 }
                 let done = head + 64 * lines;
-                std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n - done);
+                if done < n {
+                    std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n - done);
+                }
             }
             return;
         }
