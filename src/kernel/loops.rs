@@ -362,6 +362,7 @@ pub(crate) unsafe fn inner3_with<
 const STREAM_MIN_BYTES: usize = 8 << 20;
 /// Bytes computed into the on-stack buffer per non-temporal burst (8 cache lines).
 const STREAM_CHUNK: usize = 512;
+const _: () = assert!(STREAM_CHUNK.is_multiple_of(64), "a burst is whole cache lines");
 
 /// Orders this thread's earlier non-temporal stores before its later stores (`sfence`); a
 /// no-op off x86-64.
@@ -405,8 +406,12 @@ pub(crate) unsafe fn stream_copy(dst: *mut u8, src: *const u8, n: usize) {
         if lines > 0 {
             // SAFETY: the caller's contract; [head, head + 64·lines) is inside both ranges
             // and 64-byte aligned at the destination.
+            // An empty head or tail skips its `memcpy` call (and the `vzeroupper` before it
+            // in AVX2 callers): e.g. the fused evaluator's blocks of an aligned output.
             unsafe {
-                std::ptr::copy_nonoverlapping(src, dst, head);
+                if head > 0 {
+                    std::ptr::copy_nonoverlapping(src, dst, head);
+                }
                 let (d, s) = (dst.add(head), src.add(head));
                 if std::arch::is_x86_feature_detected!("avx2") {
                     stream_lines_avx2(d, s, lines);
@@ -414,7 +419,9 @@ pub(crate) unsafe fn stream_copy(dst: *mut u8, src: *const u8, n: usize) {
                     stream_lines_sse2(d, s, lines);
                 }
                 let done = head + 64 * lines;
-                std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n - done);
+                if done < n {
+                    std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n - done);
+                }
             }
             return;
         }
@@ -509,12 +516,20 @@ pub fn parallel_copy<T: Element>(dst: &mut [T], src: &[T]) -> Result<()> {
 /// would cost more than the stores save), ordering those stores before the rayon join that
 /// publishes the output. Without `stream`, one call over the whole row.
 ///
-/// SAFETY: `out[..n]` is valid for writes, aligned for `O`, and not read by `body`'s inputs.
+/// The copy-out of a burst is the aligned line loop itself (`stream_lines_avx2` when `avx2`,
+/// else `stream_lines_sse2`), inlined into the burst loop: the destination is 64-byte
+/// aligned and a burst is whole lines, so [`stream_copy`]'s head and tail (two `memcpy`
+/// calls of 0 bytes, each behind a `vzeroupper`) and its CPU-feature check are not paid per
+/// 512-byte burst (measured in the `kernel` docs).
+///
+/// SAFETY: `out[..n]` is valid for writes, aligned for `O`, and not read by `body`'s inputs;
+/// `avx2` only when the CPU has AVX2.
 #[inline(always)]
 pub(crate) unsafe fn streamed<O: Element>(
     out: *mut O,
     n: usize,
     stream: bool,
+    avx2: bool,
     mut body: impl FnMut(&mut [MaybeUninit<O>], usize),
 ) {
     let slice = |at: usize, len: usize| {
@@ -539,19 +554,21 @@ pub(crate) unsafe fn streamed<O: Element>(
                 body(chunk, i);
                 // SAFETY: `body` initialized all `per · eo = STREAM_CHUNK` buffer bytes; the
                 // destination out[i..i + per] is inside the row, 64-byte aligned (head), and
-                // not the buffer.
-                stream_copy(
-                    out.add(i) as *mut u8,
-                    buf.0.as_ptr() as *const u8,
-                    STREAM_CHUNK,
-                );
+                // not the buffer; `STREAM_CHUNK` is whole lines; AVX2 only when `avx2` (the
+                // caller's contract).
+                let (d, b) = (out.add(i) as *mut u8, buf.0.as_ptr() as *const u8);
+                if avx2 {
+                    stream_lines_avx2(d, b, STREAM_CHUNK / 64);
+                } else {
+                    stream_lines_sse2(d, b, STREAM_CHUNK / 64);
+                }
                 i += per;
             }
             body(slice(i, n - i), i);
             return;
         }
     }
-    let _ = stream;
+    let _ = (stream, avx2);
     body(slice(0, n), 0);
 }
 
@@ -602,7 +619,7 @@ unsafe fn burst_rows<O: Element, B: FnMut(&mut [MaybeUninit<O>], usize)>(
         return unsafe { streamed_avx2(out, n, body) };
     }
     // SAFETY: the caller's contract.
-    unsafe { streamed(out, n, burst != Burst::Plain, body) }
+    unsafe { streamed(out, n, burst != Burst::Plain, false, body) }
 }
 
 /// [`streamed`] compiled for AVX2: `streamed`, `body` and the element functions it calls
@@ -616,8 +633,8 @@ unsafe fn streamed_avx2<O: Element, B: FnMut(&mut [MaybeUninit<O>], usize)>(
     n: usize,
     body: B,
 ) {
-    // SAFETY: the caller's contract.
-    unsafe { streamed(out, n, true, body) }
+    // SAFETY: the caller's contract (the CPU has AVX2).
+    unsafe { streamed(out, n, true, true, body) }
 }
 
 /// Smallest reuse factor (iteration elements per distinct element) for which a strided

@@ -173,6 +173,48 @@
 //!   0.97-1.01x, `add_int32_16M` 0.95-0.98x → 0.95-1.04x, 1-byte types 1.15-1.27x →
 //!   1.25-1.39x. The 90% target now holds in these runs for every dtype except `where_16M`
 //!   (bool condition + two f32 operands; not investigated further).
+//!   **Burst copy-out inlined** (24 Nov, 05:00-06:00 UTC): `perf annotate` of the AVX2 burst
+//!   loop showed, per 512-byte burst, two PLT `memcpy` calls (the 0-byte head and tail of
+//!   `stream_copy`), each behind a `vzeroupper`, and the `is_x86_feature_detected` load;
+//!   glibc's `memmove` was 1.7% of the samples. A burst is whole lines at a 64-byte-aligned
+//!   destination, so `streamed` now calls the line loop itself (`stream_lines_avx2` in the
+//!   AVX2 twin, `stream_lines_sse2` otherwise), inlined; `stream_copy` skips empty heads and
+//!   tails. An in-process comparison (an uncommitted example: `op::call` against a
+//!   hand-written AVX2 `vpaddd`/`vcmpps` + `vmovntdq` loop over the same tensors, 2 threads,
+//!   each against a `parallel_copy` of the same repetition, 101 repetitions, CPU time, load
+//!   average ~5): before, `add` int32 0.92-0.94x the copy's bandwidth against 0.99-1.01x
+//!   for the hand-written loop, `eq` f32 0.82-0.84x against 0.88-0.90x; after, 0.93-0.98x
+//!   against 0.92-1.00x and 0.85-0.86x against 0.88x. Bench (`--cpu-time --reps 21`, old
+//!   and new binaries alternated six times, 05:45 UTC, load average 5.5), medians old → new:
+//!   `add_int32_16M` 0.96 → 0.97x, `add_f64_16M` 0.81 → 0.95x, `mul_i64_16M` 0.86 → 0.91x,
+//!   `eq_f32_16M` 0.82 → 0.86x, `where_16M` 0.81 → 0.90x, `add_contig_16M(_out)` 0.96/0.92
+//!   → 0.95/0.95x, 1-byte types 1.12-1.15 → 1.28-1.31x; the low ends of the ranges rose
+//!   most (`add_f64` 0.65 → 0.91, `where` 0.53 → 0.81). Three runs of the new binary
+//!   each in wall time and CPU time at 06:11 UTC (load average 2.7, copy 2.4 ms wall),
+//!   medians of the runs' medians, wall / CPU: `add_int32_16M` 1.00 / 1.09x, `add_f64_16M`
+//!   0.97 / 1.01x, `mul_i64_16M` 0.89 / 0.94x, `eq_f32_16M` 0.87 / 0.89x, `where_16M`
+//!   0.90 / 0.95x, `add_contig_16M(_out)` 0.98 / 0.97-0.99x, 1-byte types 1.27-1.42x.
+//!   The 0.90x target holds for the adds and the 1-byte types; `eq_f32` and `mul_i64`
+//!   stay just under it in wall time (see the limit below), `where` is at it.
+//!   **The limit on this host** (a C probe, not in the repository: 2 pthreads, 16M int32
+//!   `a + b → c`, process CPU time, medians of 11-21 runs, variants interleaved per run,
+//!   05:05-05:40 UTC): the hand-written AVX2 loop with non-temporal stores runs at 1.00-1.16x
+//!   the AVX2 non-temporal copy's bandwidth, 512-byte buffered bursts (this kernel's shape)
+//!   at 0.96-1.12x. `eq` (two f32 reads, one byte written) at 0.84-0.99x, and a pure read of
+//!   two int32 streams (nothing written) at only 0.77-0.93x: reading alone does not reach
+//!   the copy's bandwidth here (as `read_64MiB` shows), so a comparison whose bytes are
+//!   nearly all reads cannot reliably reach 0.95x by this measure, however it is computed.
+//!   **Tried and not kept** (no gain beyond the noise): software prefetch of both inputs in
+//!   the probe (`prefetcht0`/`t1`/`nta` every line 256 B to 8 KiB ahead: 0.72-1.05x against
+//!   0.96-1.12x without; only the first lines of the next 4 KiB page: 0.65-1.03x), so the
+//!   sequential streams are left to the hardware prefetchers (the prefetch that helped the
+//!   transposes and the outer reduction serves strided rows, which those do not follow);
+//!   bursts of 64, 128, 256 and 1024 bytes (64 lets LLVM keep the burst in registers and
+//!   store it from there, a generic "direct" loop) and 1, 2 or 8 tasks per thread instead of
+//!   4, each within ±2% of the current kernel in the in-process comparison with the order of
+//!   the variants rotated per repetition (without the rotation the first variant after the
+//!   copy measured up to 7% low, which had looked like a difference);
+//!   `madvise(MADV_HUGEPAGE)` and inputs 16 bytes off a line in the probe: no change.
 //!   Transposes stream their tile rows too when the output is large and the rows are whole,
 //!   aligned lines: `copy_transpose_16M(_out)` went from 0.28x of the copy (3.6x its time) to
 //!   0.61-1.00x in CPU time (target: at most 2.5x the copy's time, i.e. at least 0.4x).
