@@ -42,7 +42,7 @@ use super::trace::trace_parts;
 use crate::error::{Error, Result};
 use crate::iter::Plan;
 use crate::sym::{
-    decide_under_by_cases, Bindings, BoolExpr, CompiledGuards, Expr, Guard, GuardSet, Symbol,
+    Bindings, BoolExpr, CompiledGuards, Expr, Guard, GuardSet, Symbol,
 };
 use std::rc::Rc;
 
@@ -141,7 +141,11 @@ impl<S: Retrace> Verifier<'_, S> {
         let Some(t) = self.trace_in(&refs, why)? else {
             return Ok(());
         };
-        let missing = t.guards.iter().find(|g| !implied(syms, &refs, &g.cond));
+        let mut decider = None;
+        let missing = t
+            .guards
+            .iter()
+            .find(|g| !implied_by(syms, &refs, &g.cond, &mut decider));
         let Some(g) = missing.cloned() else {
             // Every traced guard follows from the region's facts, so adding them is sound,
             // and their literals (`b == 0`) are what the comparison substitutes.
@@ -200,14 +204,26 @@ impl<S: Retrace> Verifier<'_, S> {
         if let Some(t) = self.traces.iter().find(|t| region.holds(&t.traced_at)) {
             return Ok(Some(Rc::clone(t)));
         }
+        // The probe grid first, then the (cheap) proof that the region is empty, and only
+        // then the witness search: splitting regions on traced guards makes many empty
+        // ones, where the search would run to exhaustion.
         let point = if region.holds(self.traced_at) {
             Some(self.traced_at.to_vec())
         } else {
-            grid_or_witness(self.subject, &region, facts)
+            find_point(self.subject, &region)
         };
         let point = match point {
             Some(p) => Some(p),
             None if provably_empty(syms, facts) => return Ok(None),
+            None => witness_of(
+                self.subject.symbols(),
+                self.subject.hints(),
+                &|p| self.subject.valid_point(p),
+                facts,
+            ),
+        };
+        let point = match point {
+            Some(p) => Some(p),
             // A region written as a disjunction (merged cover guards): a point of one branch
             // is a point of the region.
             None => point_in_branches(self.subject, facts, 3).filter(|p| region.holds(p)),
@@ -320,7 +336,15 @@ fn push_flat(facts: &mut Vec<BoolExpr>, f: &BoolExpr) {
 
 /// `goal` follows from `facts` (sizes >= 0): structurally (the fast path: the trace's
 /// own simplified guard is stored as is), or proved.
-fn implied(spec: &[String], facts: &[&BoolExpr], goal: &BoolExpr) -> bool {
+///
+/// The proof uses `decider`, made from `facts` when first needed and kept for the caller's
+/// next goal under the same facts.
+fn implied_by(
+    spec: &[String],
+    facts: &[&BoolExpr],
+    goal: &BoolExpr,
+    decider: &mut Option<Decider>,
+) -> bool {
     if facts.contains(&goal)
         || goal
             .conjuncts()
@@ -328,7 +352,10 @@ fn implied(spec: &[String], facts: &[&BoolExpr], goal: &BoolExpr) -> bool {
     {
         return true;
     }
-    decide(spec, facts, goal) == Some(true)
+    decider
+        .get_or_insert_with(|| Decider::new(spec, facts))
+        .decide(goal)
+        == Some(true)
 }
 
 /// Some fact's negation follows from the others: no binding satisfies them all.
@@ -551,15 +578,35 @@ fn pinned_constants(facts: &[&BoolExpr]) -> Vec<(Symbol, i64)> {
 /// positive cancelled everywhere (`c*h*n == 0` is `c*h == 0` under `n >= 1`), then
 /// [`decide_under_by_cases`].
 fn decide(spec: &[String], facts: &[&BoolExpr], goal: &BoolExpr) -> Option<bool> {
-    let mins = mins(spec, facts);
-    let positive = |s: &Symbol| mins.iter().any(|(m, k)| m == s && *k >= 1);
-    let facts: Vec<BoolExpr> = facts
-        .iter()
-        .map(|f| f.cancel_positive_monomials(&positive))
-        .collect();
-    let refs: Vec<&BoolExpr> = facts.iter().collect();
-    let goal = goal.cancel_positive_monomials(&positive);
-    decide_under_by_cases(&mins, &refs, &goal)
+    Decider::new(spec, facts).decide(goal)
+}
+
+/// [`decide`] for many goals under the same facts: the facts are prepared and assumed
+/// once (a plan comparison decides one equality per plan entry under one region).
+struct Decider {
+    mins: Vec<(Symbol, i64)>,
+    facts: crate::sym::Facts,
+}
+
+impl Decider {
+    fn new(spec: &[String], facts: &[&BoolExpr]) -> Decider {
+        let mins = mins(spec, facts);
+        let positive = |s: &Symbol| mins.iter().any(|(m, k)| m == s && *k >= 1);
+        let mut known = crate::sym::Facts::new(&mins);
+        for f in facts {
+            known.assume(&f.cancel_positive_monomials(&positive));
+        }
+        Decider {
+            mins,
+            facts: known,
+        }
+    }
+
+    fn decide(&self, goal: &BoolExpr) -> Option<bool> {
+        let positive = |s: &Symbol| self.mins.iter().any(|(m, k)| m == s && *k >= 1);
+        self.facts
+            .decide_by_cases(&goal.cancel_positive_monomials(&positive))
+    }
 }
 
 /// Lower bounds of the symbols: 0 (sizes), raised by facts `s >= k` and `s == k` (the
@@ -831,9 +878,14 @@ fn compare<S: Retrace>(
     let pairs = subject.pairs(stored, traced).map_err(mismatch)?;
     // Constants the region pins (`b == 0`) substituted first: `4*a*b` is `0` there.
     let pinned = pinned_constants(facts);
-    let equal = |a: &Expr, b: &Expr| {
+    let mut decider: Option<Decider> = None;
+    let mut equal = |a: &Expr, b: &Expr| {
         let (a, b) = (with_constants(a, &pinned), with_constants(b, &pinned));
-        a == b || decide(syms, facts, &BoolExpr::eq(&a, &b)) == Some(true)
+        a == b
+            || decider
+                .get_or_insert_with(|| Decider::new(syms, facts))
+                .decide(&BoolExpr::eq(&a, &b))
+                == Some(true)
     };
     for (what, a, b) in pairs {
         if !equal(a, b) {

@@ -44,6 +44,11 @@ pub fn decide_under_by_cases(
     for f in facts {
         k.assume(f);
     }
+    decide_with_cases(&k, goal)
+}
+
+/// The decision of [`decide_under_by_cases`] once the facts are assumed.
+fn decide_with_cases(k: &Knowledge, goal: &BoolExpr) -> Option<bool> {
     if let Some(v) = k.decide(goal) {
         return Some(v);
     }
@@ -100,6 +105,13 @@ impl Facts {
     /// decide many goals under the same facts and so assume them once.
     pub fn decide_plain(&self, goal: &BoolExpr) -> Option<bool> {
         self.k.decide(goal)
+    }
+
+    /// Decides `goal` from the facts as [`decide_under_by_cases`] does (with `Max`/`Min`
+    /// atoms the facts decide rewritten, then case splits): exactly its answer for these
+    /// facts, for callers that decide many goals under the same facts.
+    pub fn decide_by_cases(&self, goal: &BoolExpr) -> Option<bool> {
+        decide_with_cases(&self.k, goal)
     }
 
     /// The interval the facts give a symbol: `(lo, hi)` with `None` for unbounded.
