@@ -38,7 +38,7 @@
 use super::prover::{order_cycle, order_equalities, witness_of};
 use super::spec::Spec;
 use super::specialization::Specialization;
-use super::trace::trace_parts;
+use super::trace::trace_outcome;
 use crate::error::{Error, Result};
 use crate::iter::Plan;
 use crate::sym::{
@@ -65,7 +65,25 @@ pub(super) fn verify(spec: &Spec, stored: &Specialization) -> Result<()> {
         &SpecSubject(spec),
         &stored.traced_at,
         &stored.guards,
-        &stored.plan,
+        &Ok(stored.plan.clone()),
+    )
+}
+
+/// Verifies a stored *error* specialization of `spec` (category `category`, only
+/// `broadcast` is specialized) against fresh traces, as [`verify`] does for plans: every
+/// binding its guards admit must fail the same way. Without this, a weakened error guard
+/// would answer "broadcast error" for shapes that broadcast.
+pub(super) fn verify_error(
+    spec: &Spec,
+    traced_at: &[i64],
+    guards: &[Guard],
+    category: &str,
+) -> Result<()> {
+    verify_stored(
+        &SpecSubject(spec),
+        traced_at,
+        guards,
+        &Err(category.to_string()),
     )
 }
 
@@ -695,69 +713,12 @@ pub(crate) trait Retrace {
     ) -> std::result::Result<Pairs<'a>, Mismatch>;
 }
 
-/// Verifies a stored *error* specialization of `spec` (category `category`, only
-/// `broadcast` is specialized) against fresh traces, as [`verify`] does for plans: every
-/// binding its guards admit must fail the same way. Without this, a weakened error guard
-/// would answer "broadcast error" for shapes that broadcast.
-pub(super) fn verify_error(
-    spec: &Spec,
-    traced_at: &[i64],
-    guards: &[Guard],
-    category: &str,
-) -> Result<()> {
-    verify_stored(
-        &ErrorSubject(spec),
-        traced_at,
-        guards,
-        &Some(category.to_string()),
-    )
-}
-
-/// A single-op spec whose traces are compared on how they end: the error category, or
-/// `None` when the build succeeds.
-struct ErrorSubject<'a>(&'a Spec);
-
-impl Retrace for ErrorSubject<'_> {
-    type Payload = Option<String>;
-
-    fn symbols(&self) -> &[String] {
-        &self.0.symbols
-    }
-
-    fn hints(&self) -> &[i64] {
-        &self.0.hints
-    }
-
-    fn valid_point(&self, point: &[i64]) -> bool {
-        self.0.concrete_inputs(point).is_ok()
-    }
-
-    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Option<String>)> {
-        let t = super::trace::trace_or_error(self.0, point)?;
-        Ok((t.guards, t.error))
-    }
-
-    fn pairs<'a>(
-        &self,
-        stored: &'a Option<String>,
-        traced: &'a Option<String>,
-    ) -> std::result::Result<Pairs<'a>, Mismatch> {
-        if stored == traced {
-            Ok(Vec::new())
-        } else {
-            let show = |e: &Option<String>| match e {
-                Some(c) => format!("a {c} error"),
-                None => "a plan (the build succeeds)".to_string(),
-            };
-            Err(("the answer".into(), show(stored), show(traced)))
-        }
-    }
-}
-
+/// A single-op spec: a trace ends in a plan, or in the category of the error the build
+/// fails with (an error specialization).
 struct SpecSubject<'a>(&'a Spec);
 
 impl Retrace for SpecSubject<'_> {
-    type Payload = Plan<Expr>;
+    type Payload = std::result::Result<Plan<Expr>, String>;
 
     fn symbols(&self) -> &[String] {
         &self.0.symbols
@@ -771,17 +732,25 @@ impl Retrace for SpecSubject<'_> {
         self.0.concrete_inputs(point).is_ok()
     }
 
-    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Plan<Expr>)> {
-        let t = trace_parts(self.0, point)?;
-        Ok((t.guards, t.plan))
+    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Self::Payload)> {
+        let (guards, outcome) = trace_outcome(self.0, point)?;
+        Ok((guards, outcome.map_err(str::to_string)))
     }
 
     fn pairs<'a>(
         &self,
-        stored: &'a Plan<Expr>,
-        traced: &'a Plan<Expr>,
+        stored: &'a Self::Payload,
+        traced: &'a Self::Payload,
     ) -> std::result::Result<Pairs<'a>, Mismatch> {
-        plan_pairs(stored, traced)
+        let show = |e: &Self::Payload| match e {
+            Err(c) => format!("a {c} error"),
+            Ok(_) => "a plan (the build succeeds)".to_string(),
+        };
+        match (stored, traced) {
+            (Ok(a), Ok(b)) => plan_pairs(a, b),
+            (Err(a), Err(b)) if a == b => Ok(Vec::new()),
+            _ => Err(("the answer".into(), show(stored), show(traced))),
+        }
     }
 }
 

@@ -57,14 +57,28 @@ pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
 /// failure (every branch the build took, including the failing comparison) prove that
 /// every binding satisfying them fails the same way.
 pub fn trace_or_error(spec: &Spec, at: &[i64]) -> Result<Specialization> {
-    match trace_inner(spec, at)? {
+    match trace_outcome(spec, at)? {
         (guards, Ok(plan)) => Specialization::new(spec, at.to_vec(), guards, plan),
-        (guards, Err(e @ Error::Broadcast { from_end, .. })) => Specialization::new_error(
-            spec,
-            at.to_vec(),
+        (guards, Err(category)) => Specialization::new_error(spec, at.to_vec(), guards, category),
+    }
+}
+
+/// How a trace ends: its plan, or the category of the error the build fails with.
+pub(crate) type Outcome = std::result::Result<Plan<Expr>, &'static str>;
+
+/// [`trace_or_error`] without compiling the result: the guards, and the plan or the
+/// category of the broadcast error (its guards cut to the failing dimension). Other
+/// errors are errors.
+pub(crate) fn trace_outcome(
+    spec: &Spec,
+    at: &[i64],
+) -> Result<(Vec<Guard>, Outcome)> {
+    match trace_inner(spec, at)? {
+        (guards, Ok(plan)) => Ok((guards, Ok(plan))),
+        (guards, Err(e @ Error::Broadcast { from_end, .. })) => Ok((
             failing_dim_guards(spec, guards, from_end),
-            e.category(),
-        ),
+            Err(e.category()),
+        )),
         (_, Err(e)) => Err(e),
     }
 }
