@@ -4,7 +4,7 @@
 //! the input layouts, check the layouts, run the compiled guards, instantiate the plan into
 //! a reused buffer; no kernel; target <= 150 ns). `artifact_load_100` loads (parses and
 //! verifies by re-tracing, see `aot/retrace.rs`) an artifact of 100 specializations: the
-//! first 100 of the `--cover` compile of a 6-symbol addcmul spec,
+//! `--cover` compile of `[a,b,c,d] + [e,f,g,h]` (independent sizes) stopped at 100,
 //! `symstride::aot::artifact_100_json`, also a `symstride bench` scenario (target < 50 ms).
 //! `compile_program` and `dispatch_cached_program` are the same two costs for the 8-step
 //! demo program (`symstride::program::DEMO_PROGRAM_JSON`: every value's layout is
