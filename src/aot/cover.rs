@@ -258,71 +258,17 @@ impl CoverTarget for Spec {
 }
 
 /// True when `plan` has the structure of `s.plan` and every entry equals `s.plan`'s
-/// wherever `s`'s guards hold (decided statically; sizes `>= 0`).
-///
-/// When `s` is traced at an empty output (its plan is in the canonical empty form, see
-/// [`Plan::canonicalize_empty`]) only the output layout is compared: nothing is iterated
-/// over an empty output, and a binding `s` admits instantiates `plan` in that same form.
+/// wherever `s`'s guards hold (decided statically; sizes `>= 0`): the loader's comparison
+/// of a stored plan with a trace ([`super::retrace::plan_pairs`], which compares a trace
+/// at an empty output on its output layout only), proved under `s`'s guards.
 fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec) -> bool {
-    let other = &s.plan;
-    if other.is_statically_empty() {
-        return plan.num_outputs == other.num_outputs
-            && plan.broadcast_shape.len() == other.broadcast_shape.len()
-            && plan.output_strides.len() == other.output_strides.len()
-            && plan
-                .output_strides
-                .iter()
-                .zip(&other.output_strides)
-                .all(|(a, b)| a.len() == b.len())
-            && equal_under(
-                &spec.symbols,
-                &s.guards,
-                plan.broadcast_shape.iter().zip(&other.broadcast_shape).chain(
-                    plan.output_strides
-                        .iter()
-                        .zip(&other.output_strides)
-                        .flat_map(|(a, b)| a.iter().zip(b)),
-                ),
-            );
-    }
-    let same_shape = plan.perm == other.perm
-        && plan.num_outputs == other.num_outputs
-        && plan.shape.len() == other.shape.len()
-        && plan.broadcast_shape.len() == other.broadcast_shape.len()
-        && plan.operands.len() == other.operands.len()
-        && plan.output_strides.len() == other.output_strides.len()
-        && plan.operands.iter().zip(&other.operands).all(|(a, b)| {
-            a.element_size == b.element_size
-                && a.is_output == b.is_output
-                && a.byte_strides.len() == b.byte_strides.len()
-        });
-    if !same_shape {
-        return false;
-    }
-    let pairs = plan
-        .shape
-        .iter()
-        .zip(&other.shape)
-        .chain(plan.broadcast_shape.iter().zip(&other.broadcast_shape))
-        .chain(
-            plan.operands
-                .iter()
-                .zip(&other.operands)
-                .flat_map(|(a, b)| a.byte_strides.iter().zip(&b.byte_strides))
-                .chain(
-                    plan.operands
-                        .iter()
-                        .zip(&other.operands)
-                        .map(|(a, b)| (&a.offset, &b.offset)),
-                ),
+    super::retrace::plan_pairs(plan, &s.plan).is_ok_and(|pairs| {
+        equal_under(
+            &spec.symbols,
+            &s.guards,
+            pairs.iter().map(|(_, a, b)| (*a, *b)),
         )
-        .chain(
-            plan.output_strides
-                .iter()
-                .zip(&other.output_strides)
-                .flat_map(|(a, b)| a.iter().zip(b)),
-        );
-    equal_under(&spec.symbols, &s.guards, pairs)
+    })
 }
 
 #[cfg(test)]

@@ -1311,8 +1311,7 @@ impl Refuter {
     const MAX_POINTS: usize = 4096;
 
     /// Sample points for `n` symbols: the whole grid of values `0..=3` when it is small
-    /// enough, else that grid's corner values and random points over `0..=5` (a fixed
-    /// seed: the same cover every run).
+    /// enough, else random points over `0..=5` (a fixed seed: the same cover every run).
     fn new(n: usize) -> Refuter {
         let mut points = Vec::new();
         let full = 4usize.checked_pow(n as u32).filter(|&c| c <= Self::MAX_POINTS);

@@ -754,10 +754,11 @@ impl Retrace for SpecSubject<'_> {
     }
 }
 
-/// [`Retrace::pairs`] of two plans. A trace at an empty output (canonical empty form) is
+/// [`Retrace::pairs`] of two plans (also the cover's test that a new trace has an
+/// existing specialization's plan). A trace at an empty output (canonical empty form) is
 /// compared on the output layout only: that is all a binding of an empty output observes,
 /// and the stored plan is instantiated in the canonical empty form there too.
-fn plan_pairs<'a>(
+pub(super) fn plan_pairs<'a>(
     stored: &'a Plan<Expr>,
     traced: &'a Plan<Expr>,
 ) -> std::result::Result<Pairs<'a>, Mismatch> {
@@ -769,7 +770,8 @@ fn plan_pairs<'a>(
             format!("{:?}", traced.perm),
         ));
     }
-    if stored.broadcast_shape.len() != traced.broadcast_shape.len()
+    if stored.num_outputs != traced.num_outputs
+        || stored.broadcast_shape.len() != traced.broadcast_shape.len()
         || stored.output_strides.len() != traced.output_strides.len()
         || stored.operands.len() != traced.operands.len()
         || (!empty && stored.shape.len() != traced.shape.len())
@@ -797,7 +799,10 @@ fn plan_pairs<'a>(
     // Over an empty output the operands' iteration strides are never used.
     let operands = if empty { &[][..] } else { &stored.operands[..] };
     for (k, (a, b)) in operands.iter().zip(&traced.operands).enumerate() {
-        if a.byte_strides.len() != b.byte_strides.len() || a.element_size != b.element_size {
+        if a.byte_strides.len() != b.byte_strides.len()
+            || a.element_size != b.element_size
+            || a.is_output != b.is_output
+        {
             return Err((
                 format!("plan operand {k} structure"),
                 a.byte_strides.len().to_string(),
