@@ -305,3 +305,57 @@ fn weakened_error_specialization_is_rejected() {
     assert!(err.contains(&format!("specialization {k}")), "{err}");
     assert!(err.contains("broadcast error") && err.contains("build succeeds"), "{err}");
 }
+
+/// The compile stores, per specialization, the points its own verification re-traced at
+/// (`verify_points`), so that a load replays the case split without searching. They are
+/// hints, never trusted: without them the artifact loads the same; malformed ones are
+/// rejected by name; and points chosen to mislead do not make a weakened guard pass.
+#[test]
+fn verification_hints_are_checked_and_never_trusted() {
+    let spec = Spec::from_json(
+        r#"{"op":"add","inputs":[{"sizes":["a","b"],"layout":"contiguous"},{"sizes":["d","e"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"d":2,"e":3}}"#,
+    )
+    .unwrap();
+    let good = compile(&spec, true);
+    let a = Artifact::from_json(&good).unwrap();
+    let v: Value = serde_json::from_str(&good).unwrap();
+    let specs = v["specializations"].as_array().unwrap();
+    let hinted = specs
+        .iter()
+        .position(|s| s["verify_points"].as_array().is_some_and(|p| !p.is_empty()))
+        .expect("a specialization whose verification traced beyond its trace point");
+    assert!(specs.iter().all(|s| s["verify_points"].is_array()));
+    // Loaded hints are the stored ones.
+    assert_eq!(
+        serde_json::to_value(&a.specializations[hinted].verify_points).unwrap(),
+        specs[hinted]["verify_points"]
+    );
+    // Without hints: the same artifact.
+    let stripped = edit(&good, |v| {
+        for s in v["specializations"].as_array_mut().unwrap() {
+            s.as_object_mut().unwrap().remove("verify_points");
+        }
+    });
+    assert_eq!(Artifact::from_json(&stripped).unwrap(), a);
+    // Malformed hints name the field.
+    for bad in [serde_json::json!([[1, 2]]), serde_json::json!([[1, 2, -3, 4]])] {
+        let e = load_err(&edit(&good, |v| v["specializations"][hinted]["verify_points"] = bad));
+        assert!(e.contains(&format!("specialization {hinted}")) && e.contains("verify_points"), "{e}");
+    }
+    // Every binding of a grid as hints, next to an error specialization widened to admit
+    // everything: still rejected.
+    let k = specs
+        .iter()
+        .position(|s| !s["error"].is_null())
+        .expect("an error specialization");
+    let grid: Vec<Vec<i64>> = (0..256)
+        .map(|i| (0..4).map(|d| (i >> (2 * d)) & 3).collect())
+        .collect();
+    let bad = edit(&good, |v| {
+        v["specializations"][k]["guards"] =
+            serde_json::json!([{"cond": "a >= 0", "reason": "edited"}]);
+        v["specializations"][k]["verify_points"] = serde_json::to_value(&grid).unwrap();
+    });
+    let err = load_err(&bad);
+    assert!(err.contains(&format!("specialization {k}")), "{err}");
+}

@@ -54,6 +54,10 @@ struct RawSpecialization {
     /// The error category of an error specialization (its plan is empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// Where verification re-traced besides `traced_at` (values in `symbols` order): hints
+    /// for the loader, see [`Specialization::verify_points`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    verify_points: Option<Vec<Vec<i64>>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -151,7 +155,23 @@ pub(crate) fn strings(v: &[Expr]) -> Vec<String> {
 impl Artifact {
     /// Compiles `spec` (see [`CompileOptions`]).
     pub fn compile(spec: &Spec, options: &CompileOptions) -> Result<Artifact> {
-        let (specializations, coverage) = compile_cover(spec, options)?;
+        let (mut specializations, coverage) = compile_cover(spec, options)?;
+        // Each specialization goes through the loader's verification now (a compile never
+        // writes what its own loader would reject), which records the points it re-traced
+        // at: stored, they let a load skip its search for them (`aot::retrace`).
+        use rayon::prelude::*;
+        specializations
+            .par_iter_mut()
+            .enumerate()
+            .try_for_each(|(k, s)| -> Result<()> {
+                let points = super::retrace::verify(spec, s).map_err(|e| {
+                    Error::invalid(format!(
+                        "internal: specialization {k} of the compile does not verify: {e}"
+                    ))
+                })?;
+                s.verify_points = Some(points.points);
+                Ok(())
+            })?;
         Ok(Artifact {
             spec: spec.clone(),
             specializations,
@@ -197,6 +217,7 @@ impl Artifact {
                         output_strides: s.plan.output_strides.iter().map(|v| strings(v)).collect(),
                     },
                     error: s.error.clone(),
+                    verify_points: s.verify_points.clone(),
                 })
                 .collect(),
             complete: self.coverage.as_ref().is_some_and(|c| c.complete),
@@ -444,10 +465,46 @@ fn parse_exprs(what: &str, v: &[String]) -> Result<Vec<Expr>> {
 fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specialization> {
     let traced_at = load_traced_at(&spec.symbols, &s.traced_at, "spec")?;
     let guards = RawGuard::load(&s.guards)?;
-    if let Some(category) = &s.error {
-        return load_error_specialization(spec, traced_at, guards, category, &s.plan);
+    let verify_points = s
+        .verify_points
+        .map(|points| load_verify_points(&spec.symbols, points))
+        .transpose()?;
+    let mut spec_ = match &s.error {
+        Some(category) => load_error_specialization(spec, traced_at, guards, category, &s.plan)?,
+        None => load_plan_specialization(spec, traced_at, guards, s.plan)?,
+    };
+    spec_.verify_points = verify_points;
+    // A fresh symbolic trace: the stored guards must imply its guards and the stored plan
+    // (or error) equal its plan as expressions (see retrace.rs).
+    super::retrace::verify(spec, &spec_)?;
+    Ok(spec_)
+}
+
+/// Stored verification hints: each a binding of every symbol, none negative.
+pub(crate) fn load_verify_points(symbols: &[String], points: Vec<Vec<i64>>) -> Result<Vec<Vec<i64>>> {
+    for (i, p) in points.iter().enumerate() {
+        if p.len() != symbols.len() {
+            return Err(art(format!(
+                "verify_points[{i}] has {} values for {} symbols",
+                p.len(),
+                symbols.len()
+            )));
+        }
+        if let Some(v) = p.iter().find(|v| **v < 0) {
+            return Err(art(format!("verify_points[{i}]: value {v} is negative")));
+        }
     }
-    let p = s.plan;
+    Ok(points)
+}
+
+/// A plan specialization: the plan's structure, its guards at the trace point and the plan
+/// against a fresh concrete build there (the re-trace is the caller's).
+fn load_plan_specialization(
+    spec: &Spec,
+    traced_at: Vec<i64>,
+    guards: Vec<Guard>,
+    p: RawPlan,
+) -> Result<Specialization> {
     let ndim = p.shape.len();
     let rank = spec.inputs.iter().map(|i| i.sizes.len()).max().unwrap_or(0);
     let n_ops = spec.op.arity() + 1;
@@ -535,9 +592,6 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
             "the plan does not match a fresh build at the values it was traced at (edited?)",
         ));
     }
-    // A fresh symbolic trace: the stored guards must imply its guards and the stored plan
-    // equal its plan as expressions (see retrace.rs).
-    super::retrace::verify(spec, &spec_)?;
     Ok(spec_)
 }
 
@@ -572,10 +626,7 @@ fn load_error_specialization(
         )));
     }
     match concrete_plan(spec, &traced_at) {
-        Err(e) if e.category() == category => {
-            super::retrace::verify_error(spec, &traced_at, &s.guards, category)?;
-            Ok(s)
-        }
+        Err(e) if e.category() == category => Ok(s),
         Err(e) => Err(art(format!(
             "a {category} error specialization, but the build at the values it was traced at fails with: {e}"
         ))),

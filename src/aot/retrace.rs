@@ -59,31 +59,20 @@ fn reject(message: String) -> Error {
     Error::Artifact { message }
 }
 
-/// Verifies `stored` (a specialization of an artifact of `spec`) against fresh traces.
-pub(super) fn verify(spec: &Spec, stored: &Specialization) -> Result<()> {
+/// Verifies `stored` (a specialization of an artifact of `spec`) against fresh traces;
+/// `stored.verify_points` are tried first where a region needs a point (see
+/// [`verify_stored_seeded`]).
+pub(super) fn verify(spec: &Spec, stored: &Specialization) -> Result<Verification> {
+    let payload = match &stored.error {
+        Some(category) => Err(category.clone()),
+        None => Ok(stored.plan.clone()),
+    };
     verify_stored(
         &SpecSubject(spec),
         &stored.traced_at,
         &stored.guards,
-        &Ok(stored.plan.clone()),
-    )
-}
-
-/// Verifies a stored *error* specialization of `spec` (category `category`, only
-/// `broadcast` is specialized) against fresh traces, as [`verify`] does for plans: every
-/// binding its guards admit must fail the same way. Without this, a weakened error guard
-/// would answer "broadcast error" for shapes that broadcast.
-pub(super) fn verify_error(
-    spec: &Spec,
-    traced_at: &[i64],
-    guards: &[Guard],
-    category: &str,
-) -> Result<()> {
-    verify_stored(
-        &SpecSubject(spec),
-        traced_at,
-        guards,
-        &Err(category.to_string()),
+        &payload,
+        stored.verify_points.as_deref(),
     )
 }
 
@@ -94,20 +83,31 @@ pub(crate) fn verify_stored<S: Retrace>(
     traced_at: &[i64],
     guards: &[Guard],
     payload: &S::Payload,
-) -> Result<()> {
-    verify_stored_seeded(subject, traced_at, guards, payload, None)
+    hints: Option<&[Vec<i64>]>,
+) -> Result<Verification> {
+    verify_stored_seeded(subject, traced_at, guards, payload, None, hints)
 }
 
 /// [`verify_stored`] given the caller's own trace at `traced_at` (its guards and payload,
 /// from [`Retrace::retrace`] there): the verifier uses it as its first trace instead of
 /// tracing at that point again. It counts against the budget as that trace would.
+///
+/// `hints` are points to trace at, tried before any search where a region needs a point:
+/// the points a previous verification of the same specialization traced at (what this
+/// returns: every traced point but `traced_at`, in order), stored in the artifact by the
+/// compile so that a load replays its case split without searching. They are not trusted:
+/// a hint is used only for a region it lies in (and a valid binding), where any point
+/// would do; a region none lies in is first tried for a proof that it is empty (the
+/// verification that recorded the hints found no point there), then searched as without
+/// hints. `None` (an artifact written before hints were stored): search from the start.
 pub(crate) fn verify_stored_seeded<S: Retrace>(
     subject: &S,
     traced_at: &[i64],
     guards: &[Guard],
     payload: &S::Payload,
     seed: Option<(Vec<Guard>, S::Payload)>,
-) -> Result<()> {
+    hints: Option<&[Vec<i64>]>,
+) -> Result<Verification> {
     let facts: Vec<BoolExpr> = guards.iter().map(|g| g.cond.clone()).collect();
     let traces: Vec<_> = seed
         .map(|(guards, payload)| {
@@ -131,8 +131,30 @@ pub(crate) fn verify_stored_seeded<S: Retrace>(
         payload,
         budget: MAX_TRACES + TRACES_PER_BRANCH * branches - traces.len(),
         traces,
+        hints,
+        searches: 0,
     };
-    v.region(facts, None)
+    v.region(facts, None)?;
+    Ok(Verification {
+        points: v
+            .traces
+            .iter()
+            .map(|t| t.traced_at.clone())
+            .filter(|p| p != traced_at)
+            .collect(),
+        searches: v.searches,
+    })
+}
+
+/// What a successful verification did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Verification {
+    /// Every point it traced at but the trace point, in order: the hints a later
+    /// verification of the same specialization replays.
+    pub points: Vec<Vec<i64>>,
+    /// Regions for which no trace, hint or trace point lay inside and no quick proof of
+    /// emptiness held, so a point was searched for (probe grid, witness search).
+    pub searches: usize,
 }
 
 /// A trace made during verification.
@@ -149,6 +171,10 @@ struct Verifier<'a, S: Retrace> {
     /// Traces made so far (point, trace), reused when a region contains their point.
     traces: Vec<Rc<Traced<S::Payload>>>,
     budget: usize,
+    /// Points to try first (see [`verify_stored_seeded`]).
+    hints: Option<&'a [Vec<i64>]>,
+    /// See [`Verification::searches`].
+    searches: usize,
 }
 
 impl<S: Retrace> Verifier<'_, S> {
@@ -225,9 +251,21 @@ impl<S: Retrace> Verifier<'_, S> {
         // The probe grid first, then the (cheap) proof that the region is empty, and only
         // then the witness search: splitting regions on traced guards makes many empty
         // ones, where the search would run to exhaustion.
+        let hint = || {
+            self.hints?
+                .iter()
+                .find(|p| region.holds(p) && self.subject.valid_point(p))
+                .cloned()
+        };
         let point = if region.holds(self.traced_at) {
             Some(self.traced_at.to_vec())
+        } else if let Some(p) = hint() {
+            Some(p)
+        } else if self.hints.is_some() && provably_empty(syms, facts) {
+            // The verification that recorded the hints found no point here either.
+            return Ok(None);
         } else {
+            self.searches += 1;
             find_point(self.subject, &region)
         };
         let point = match point {
@@ -1000,6 +1038,38 @@ mod tests {
             }
             assert!(yes > 0 && no > 0, "{n} facts: {yes} / {no}");
         }
+    }
+
+    /// Verification hints replay a verification: given the points a first verification
+    /// traced at, a second traces at the same points and searches for none; unrelated
+    /// hints (all-zero, huge, the trace point) still verify. Over a cover with merged
+    /// (widened) guards, where the first verification must search.
+    #[test]
+    fn verification_hints_replay_without_searching() {
+        let spec = Spec::from_json(
+            r#"{"op":"add","inputs":[{"sizes":["a","b"],"layout":"contiguous"},{"sizes":["d","e"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"d":2,"e":3}}"#,
+        )
+        .unwrap();
+        let options = crate::aot::CompileOptions {
+            cover: true,
+            ..Default::default()
+        };
+        let (specs, _) = crate::aot::cover::compile_cover(&spec, &options).unwrap();
+        let mut searched = 0;
+        for (k, stored) in specs.iter().enumerate() {
+            assert!(stored.verify_points.is_none());
+            let first = verify(&spec, stored).unwrap();
+            searched += first.searches;
+            let mut hinted = stored.clone();
+            hinted.verify_points = Some(first.points.clone());
+            let again = verify(&spec, &hinted).unwrap();
+            assert_eq!(again.points, first.points, "specialization {k}");
+            assert_eq!(again.searches, 0, "specialization {k}");
+            let n = spec.symbols.len();
+            hinted.verify_points = Some(vec![vec![0; n], vec![1 << 40; n], stored.traced_at.clone()]);
+            verify(&spec, &hinted).unwrap();
+        }
+        assert!(searched > 0, "no specialization needed a search: the test shows nothing");
     }
 
     fn facts(v: &[&str]) -> Vec<BoolExpr> {

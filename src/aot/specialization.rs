@@ -24,6 +24,12 @@ pub struct Specialization {
     /// binding satisfying the guards fails with (the guards are the conditions the trace
     /// took on its way to the failure, so they prove it). `None` for a plan.
     pub error: Option<String>,
+    /// Where the loader's verification re-traced besides `traced_at` when the artifact was
+    /// compiled (`"verify_points"` in the file): hints that spare a load its search for
+    /// points, not trusted (a hint is used only for a region it lies in, where any point
+    /// would do; see `aot::retrace`). `None` when not recorded (a specialization built in
+    /// memory, or a file written before they were stored). Not part of equality.
+    pub verify_points: Option<Vec<Vec<i64>>>,
     compiled: CompiledGuards,
     program: PlanProgram,
 }
@@ -70,6 +76,7 @@ impl Specialization {
             guards,
             plan,
             error: None,
+            verify_points: None,
             compiled,
             program,
         })

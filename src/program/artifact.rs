@@ -567,7 +567,7 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
         .as_ref()
         .map_or_else(FusionPlan::default, |(_, fv)| plan_fusion(p, fv));
     let reuse = traced_fusion_values.and_then(|(same, fv)| same.then_some(fv));
-    verify_stored_seeded(&subject, &traced_at, &spec.guards, &stored, seed)?;
+    verify_stored_seeded(&subject, &traced_at, &spec.guards, &stored, seed, None)?;
     spec.fusion = load_fusion(p, &spec, s.fusion, decided, reuse)?;
     Ok(spec)
 }
