@@ -359,3 +359,28 @@ fn verification_hints_are_checked_and_never_trusted() {
     let err = load_err(&bad);
     assert!(err.contains(&format!("specialization {k}")), "{err}");
 }
+
+/// A cover's widened specialization can need more re-traces to verify than the loader's
+/// fixed budget (here `[a,b,c,d,e,f] + [f]`: one needs 138). Such artifacts were written
+/// and then refused by their own loader; now the compile verifies them, and the recorded
+/// points both guide the load and extend its budget (one trace per point, so the cost
+/// stays linear in the file). Without the points the fixed budget applies and the load is
+/// refused as before; with them it loads, and what it admits is right.
+#[test]
+fn widened_specializations_load_with_their_recorded_points() {
+    let spec = Spec::from_json(
+        r#"{"op":"add","inputs":[{"sizes":["a","b","c","d","e","f"],"layout":"contiguous"},{"sizes":["f"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":6,"f":7}}"#,
+    )
+    .unwrap();
+    let good = compile(&spec, true);
+    let a = Artifact::from_json(&good).unwrap();
+    assert!(a.coverage.as_ref().is_some_and(|c| c.complete));
+    assert_sound(&a, "`[a,b,c,d,e,f] + [f]` cover");
+    let stripped = edit(&good, |v| {
+        for s in v["specializations"].as_array_mut().unwrap() {
+            s.as_object_mut().unwrap().remove("verify_points");
+        }
+    });
+    let err = load_err(&stripped);
+    assert!(err.contains("specialization 0"), "{err}");
+}

@@ -1,5 +1,6 @@
 //! The artifact: a spec and its specializations, as versioned JSON, validated on load.
 
+use super::retrace::Hints;
 use super::cover::{compile_cover, cover_domain, uncovered_region, CompileOptions, Coverage};
 use super::spec::Spec;
 use super::specialization::Specialization;
@@ -164,7 +165,7 @@ impl Artifact {
             .par_iter_mut()
             .enumerate()
             .try_for_each(|(k, s)| -> Result<()> {
-                let points = super::retrace::verify(spec, s).map_err(|e| {
+                let points = super::retrace::verify_with(spec, s, Hints::Record).map_err(|e| {
                     Error::invalid(format!(
                         "internal: specialization {k} of the compile does not verify: {e}"
                     ))

@@ -120,7 +120,14 @@
 //! them; a region none lies in is first tried for a (cheap) proof that it is empty, the
 //! only way the compile's verification went past it. Hints are not trusted: one is used
 //! only for a region it lies in, where any point would do, and a file without them loads
-//! by searching as before. Measured on the bench artifact below (its cover of `[a,b,c,d] +
+//! by searching as before. Each stored point also adds one trace to the load's budget
+//! (otherwise 32 traces, and 4 per branch of a stored disjunction), so a widened
+//! specialization whose region splits into more traced classes than that still loads,
+//! at a cost linear in the file: until these hints, covers of rank-6 broadcasts such as
+//! `[a,b,c,d,e,f] + [f]` (one specialization needs 139 traces) or `+ [d,e,f]` (151) were
+//! written by `--cover` and then refused by their own loader for want of budget; a
+//! compile now verifies with a budget of 4096 and fails rather than write such a file.
+//! Measured on the bench artifact below (its cover of `[a,b,c,d] +
 //! [e,f,g,h]` stopped at 100 specializations: 100 traces at the trace points, 173 more
 //! for regions; 24 Nov 08:32, quiet machine, 2 threads, mean of 30 loads, three
 //! alternations of the same artifact with and without its hints): 33.3-34.6 ms with
@@ -174,7 +181,7 @@ pub use memory::{estimate_run_memory, fmt_bytes, parse_bytes, MemoryEstimate};
 pub(crate) use program::ExprProgram;
 pub use prover::CoverTarget;
 pub(crate) use prover::{cover, equal_under, uncovered_by};
-pub(crate) use retrace::{verify_stored_seeded, Mismatch, Pairs, Retrace};
+pub(crate) use retrace::{verify_stored_seeded, Hints, Mismatch, Pairs, Retrace};
 pub use spec::{
     is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, COVER_10_SYMBOLS_SPEC_JSON,
     COVER_FREE_STRIDES_3D_SPEC_JSON, SEED_SPEC_JSON,

@@ -33,7 +33,9 @@
 //! by a trace whose guards it implies and whose plan equals the stored plan under it, which
 //! is the soundness contract. A weakened guard that really changes the answer lands in a
 //! region whose trace gives another plan (rejected, naming the guard); a region for which
-//! no point can be found, or a split beyond the budget, is rejected as unverifiable.
+//! no point can be found, or a split beyond the budget, is rejected as unverifiable (the
+//! budget: see [`Hints`]; the compile stores the points it traced at as hints, so a load
+//! replays its case split without searching).
 
 use super::prover::{order_cycle, order_equalities, witness_of};
 use super::spec::Spec;
@@ -50,6 +52,9 @@ use std::rc::Rc;
 const MAX_TRACES: usize = 32;
 /// And this many more per branch of a stored disjunction.
 const TRACES_PER_BRANCH: usize = 4;
+/// At most this many traces when a compile verifies a specialization it writes (its
+/// points are then stored, and a load's budget grows by their number).
+const COMPILE_MAX_TRACES: usize = 4096;
 /// At most this many probe points are examined to find a point of one region.
 const MAX_PROBES: usize = 20_000;
 
@@ -63,6 +68,11 @@ fn reject(message: String) -> Error {
 /// `stored.verify_points` are tried first where a region needs a point (see
 /// [`verify_stored_seeded`]).
 pub(super) fn verify(spec: &Spec, stored: &Specialization) -> Result<Verification> {
+    verify_with(spec, stored, Hints::from(stored.verify_points.as_deref()))
+}
+
+/// [`verify`] with the hints given: what a compile runs ([`Hints::Record`]) to find them.
+pub(super) fn verify_with(spec: &Spec, stored: &Specialization, hints: Hints) -> Result<Verification> {
     let payload = match &stored.error {
         Some(category) => Err(category.clone()),
         None => Ok(stored.plan.clone()),
@@ -72,8 +82,51 @@ pub(super) fn verify(spec: &Spec, stored: &Specialization) -> Result<Verificatio
         &stored.traced_at,
         &stored.guards,
         &payload,
-        stored.verify_points.as_deref(),
+        hints,
     )
+}
+
+/// What a verification knows in advance about where to trace, which also sets its budget.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Hints<'a> {
+    /// Nothing: an artifact written before hints were stored, or a specialization built in
+    /// memory. Points are searched for; budget [`MAX_TRACES`] plus [`TRACES_PER_BRANCH`]
+    /// per branch of a stored disjunction.
+    Unknown,
+    /// The points a previous verification traced at (a loaded artifact's
+    /// `verify_points`), tried first. The budget also grows by one per point: a load costs
+    /// at most linearly more in the size of the file, and replays a verification that
+    /// needed more traces than the fixed budget (a widened specialization whose region
+    /// splits into many traced classes).
+    Recorded(&'a [Vec<i64>]),
+    /// A compile verifying what it is about to write, recording the points: budget
+    /// [`COMPILE_MAX_TRACES`].
+    Record,
+}
+
+impl<'a> From<Option<&'a [Vec<i64>]>> for Hints<'a> {
+    fn from(h: Option<&'a [Vec<i64>]>) -> Hints<'a> {
+        h.map_or(Hints::Unknown, Hints::Recorded)
+    }
+}
+
+impl Hints<'_> {
+    fn points(&self) -> Option<&[Vec<i64>]> {
+        match self {
+            Hints::Recorded(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The trace budget for a stored specialization with `branches` disjunct branches.
+    fn budget(&self, branches: usize) -> usize {
+        let base = MAX_TRACES + TRACES_PER_BRANCH * branches;
+        match self {
+            Hints::Unknown => base,
+            Hints::Recorded(p) => base + p.len(),
+            Hints::Record => COMPILE_MAX_TRACES.max(base),
+        }
+    }
 }
 
 /// Verifies a stored specialization of `subject` (its trace point, guards and payload)
@@ -83,7 +136,7 @@ pub(crate) fn verify_stored<S: Retrace>(
     traced_at: &[i64],
     guards: &[Guard],
     payload: &S::Payload,
-    hints: Option<&[Vec<i64>]>,
+    hints: Hints,
 ) -> Result<Verification> {
     verify_stored_seeded(subject, traced_at, guards, payload, None, hints)
 }
@@ -99,14 +152,14 @@ pub(crate) fn verify_stored<S: Retrace>(
 /// a hint is used only for a region it lies in (and a valid binding), where any point
 /// would do; a region none lies in is first tried for a proof that it is empty (the
 /// verification that recorded the hints found no point there), then searched as without
-/// hints. `None` (an artifact written before hints were stored): search from the start.
+/// hints. The budget of traces depends on them too (see [`Hints`]).
 pub(crate) fn verify_stored_seeded<S: Retrace>(
     subject: &S,
     traced_at: &[i64],
     guards: &[Guard],
     payload: &S::Payload,
     seed: Option<(Vec<Guard>, S::Payload)>,
-    hints: Option<&[Vec<i64>]>,
+    hints: Hints,
 ) -> Result<Verification> {
     let facts: Vec<BoolExpr> = guards.iter().map(|g| g.cond.clone()).collect();
     let traces: Vec<_> = seed
@@ -129,9 +182,9 @@ pub(crate) fn verify_stored_seeded<S: Retrace>(
         subject,
         traced_at,
         payload,
-        budget: MAX_TRACES + TRACES_PER_BRANCH * branches - traces.len(),
+        budget: hints.budget(branches) - traces.len(),
         traces,
-        hints,
+        hints: hints.points(),
         searches: 0,
     };
     v.region(facts, None)?;
@@ -218,8 +271,9 @@ impl<S: Retrace> Verifier<'_, S> {
         }
         if self.budget == 0 {
             return Err(reject(format!(
-                "the stored guards do not imply the traced guard `{}` ({}) of a trace at {}: \
-                 a guard was weakened or removed",
+                "the stored guards do not imply the traced guard `{}` ({}) of a trace at {}, \
+                 and the budget of traces is spent: a guard was weakened or removed (or the \
+                 file lacks the `verify_points` its compile recorded)",
                 g.cond,
                 g.reason,
                 fmt_point(syms, &t.traced_at)
@@ -302,8 +356,9 @@ impl<S: Retrace> Verifier<'_, S> {
         };
         if self.budget == 0 {
             return Err(reject(format!(
-                "verification needs more traces than its budget ({MAX_TRACES}, and \
-                 {TRACES_PER_BRANCH} per branch of a stored disjunction; region {{{}}})",
+                "verification needs more traces than its budget ({MAX_TRACES}, \
+                 {TRACES_PER_BRANCH} per branch of a stored disjunction and one per stored \
+                 verify point; region {{{}}})",
                 describe(facts)
             )));
         }

@@ -33,7 +33,7 @@ use super::specialize::{bindings_of, fusion_values, specialize, ProgramSpecializ
 use super::stepplan::{describe_structure, plan_pairs, StepPlan};
 use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
 use crate::aot::{
-    art, load_traced_at, strings, verify_stored_seeded, Artifact, CoverOptions, Coverage, Mismatch,
+    art, load_traced_at, strings, verify_stored_seeded, Artifact, CoverOptions, Coverage, Hints, Mismatch,
     Pairs, RawGuard, Retrace, ARTIFACT_FORMAT,
 };
 use crate::sym::{BoolExpr, Expr, Guard, GuardSet};
@@ -567,7 +567,7 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
         .as_ref()
         .map_or_else(FusionPlan::default, |(_, fv)| plan_fusion(p, fv));
     let reuse = traced_fusion_values.and_then(|(same, fv)| same.then_some(fv));
-    verify_stored_seeded(&subject, &traced_at, &spec.guards, &stored, seed, None)?;
+    verify_stored_seeded(&subject, &traced_at, &spec.guards, &stored, seed, Hints::Unknown)?;
     spec.fusion = load_fusion(p, &spec, s.fusion, decided, reuse)?;
     Ok(spec)
 }
