@@ -53,6 +53,9 @@ pub(crate) struct CoverRun<T> {
     pub(crate) uncovered: Vec<BoolExpr>,
 }
 
+/// See the final merge in [`cover`].
+const REMERGE_MAX_CLASSES: usize = 160;
+
 /// The cover of `target` over `domain` (conditions on the symbols): the trace at the hints,
 /// then one trace per uncovered region the case split meets, until the split proves every
 /// binding of the domain admitted, or `max_traces` is reached (the rest is reported
@@ -69,7 +72,7 @@ pub(crate) fn cover<T: CoverTarget>(
     max_traces: usize,
 ) -> Result<CoverRun<T::Trace>> {
     let first = target.trace_at(target.hints())?;
-    let mut classes = vec![vec![target.guards(&first).to_vec()]];
+    let mut classes = vec![Merged::new(target.guards(&first))];
     let first_set = conditions(target.guards(&first));
     let mut out = vec![first];
     let debug = std::env::var_os("SYMSTRIDE_COVER_DEBUG").is_some();
@@ -119,6 +122,27 @@ pub(crate) fn cover<T: CoverTarget>(
             prover.nodes,
             uncovered.len()
         );
+    }
+    // Merging each widening into the merged disjunction so far (fast) can leave longer
+    // guards than merging all of an entry's classes at once; that is done once here, and
+    // kept when shorter (the two are equivalent on the domain, so the proof stands). Not
+    // for entries of more than `REMERGE_MAX_CLASSES` classes, where one merge of them all
+    // costs what the incremental merging saved.
+    for (o, m) in out.iter_mut().zip(&mut classes) {
+        if (2..=REMERGE_MAX_CLASSES).contains(&m.classes.len()) {
+            let length = |t: &T::Trace| -> usize {
+                target.guards(t).iter().map(|g| g.cond.to_string().len()).sum()
+            };
+            let mut again = Merged {
+                classes: m.classes.clone(),
+                terms: Vec::new(),
+            };
+            let all = m.classes.iter().map(|c| flat_conjuncts(c)).collect();
+            let fresh = merge_into(target, o, &mut again, all, &mut refuter)?;
+            if length(&fresh) < length(o) {
+                *o = fresh;
+            }
+        }
     }
     // Plans first (general ones before zero-size classes), error traces last.
     out.sort_by_key(|s| {
@@ -172,23 +196,22 @@ pub(crate) fn equal_under<'e>(
 
 /// Adds `s` to the cover and returns its index: an existing trace whose answer is `s`'s
 /// under `s`'s guards ([`CoverTarget::same_answer`]) admits `s`'s class too; otherwise `s`
-/// is appended. `classes[j]` holds the guard lists of the traces merged into `out[j]`.
+/// is appended. `classes[j]` holds the traces merged into `out[j]`.
 fn add<T: CoverTarget>(
     target: &T,
     out: &mut Vec<T::Trace>,
-    classes: &mut Vec<Vec<Vec<Guard>>>,
+    classes: &mut Vec<Merged>,
     refuter: &mut Refuter,
     s: T::Trace,
 ) -> Result<usize> {
     let host = out.iter().position(|o| target.same_answer(o, &s));
     match host {
         Some(j) => {
-            classes[j].push(target.guards(&s).to_vec());
-            out[j] = widen(target, &out[j], &classes[j], refuter)?;
+            out[j] = widen(target, &out[j], &mut classes[j], target.guards(&s), refuter)?;
             Ok(j)
         }
         None => {
-            classes.push(vec![target.guards(&s).to_vec()]);
+            classes.push(Merged::new(target.guards(&s)));
             out.push(s);
             Ok(out.len() - 1)
         }
@@ -1052,20 +1075,29 @@ fn candidates(
 fn widen<T: CoverTarget>(
     target: &T,
     host: &T::Trace,
-    classes: &[Vec<Guard>],
+    merged: &mut Merged,
+    new: &[Guard],
     refuter: &mut Refuter,
 ) -> Result<T::Trace> {
-    let flat = |gs: &[Guard]| -> Vec<BoolExpr> {
-        let mut v = Vec::new();
-        for g in gs {
-            match g.cond.conjuncts() {
-                Some(cs) => v.extend(cs.iter().cloned()),
-                None => v.push(g.cond.clone()),
-            }
-        }
-        v
-    };
-    let terms: Vec<Vec<BoolExpr>> = classes.iter().map(|c| flat(c)).collect();
+    merged.classes.push(new.to_vec());
+    // The disjunction so far (already merged: equivalent to the union of the classes
+    // before `new`, and usually far fewer terms) and the new class: merging from scratch
+    // at every widening made a cover that widens one plan hundreds of times cubic in them.
+    let mut terms: Vec<Vec<BoolExpr>> = std::mem::take(&mut merged.terms);
+    terms.push(flat_conjuncts(new));
+    merge_into(target, host, merged, terms, refuter)
+}
+
+/// `host` with the guards `terms` (a disjunction of conjunctions of literals, equivalent
+/// to the union of `merged`'s classes) simplify to, which `merged` keeps.
+fn merge_into<T: CoverTarget>(
+    target: &T,
+    host: &T::Trace,
+    merged: &mut Merged,
+    terms: Vec<Vec<BoolExpr>>,
+    refuter: &mut Refuter,
+) -> Result<T::Trace> {
+    let classes = &merged.classes;
     let common: Vec<BoolExpr> = terms[0]
         .iter()
         .filter(|x| terms.iter().all(|t| t.contains(x)))
@@ -1081,6 +1113,10 @@ fn widen<T: CoverTarget>(
         .map(|n| (Symbol::new(n), 0))
         .collect();
     merge_terms(&mut terms, &mins, &common, refuter);
+    merged.terms = terms
+        .iter()
+        .map(|t| common.iter().chain(t).cloned().collect())
+        .collect();
     let either = super::guards::tidy_or(
         &BoolExpr::or_all(terms.into_iter().map(BoolExpr::and_all)),
         &mins,
@@ -1115,6 +1151,36 @@ fn widen<T: CoverTarget>(
     }
     super::guards::merge_symbol_bounds(&mut guards);
     target.with_guards(host, guards)
+}
+
+/// The traces merged into one cover entry: their guard lists (for the reasons and the
+/// count the widened guard reports) and the merged disjunction of their conditions, each
+/// term a conjunction of literals (equivalent, under the domain, to the union of the
+/// classes).
+struct Merged {
+    classes: Vec<Vec<Guard>>,
+    terms: Vec<Vec<BoolExpr>>,
+}
+
+impl Merged {
+    fn new(guards: &[Guard]) -> Merged {
+        Merged {
+            classes: vec![guards.to_vec()],
+            terms: vec![flat_conjuncts(guards)],
+        }
+    }
+}
+
+/// The literals of a guard list: each guard's conjuncts, or the guard itself.
+fn flat_conjuncts(gs: &[Guard]) -> Vec<BoolExpr> {
+    let mut v = Vec::new();
+    for g in gs {
+        match g.cond.conjuncts() {
+            Some(cs) => v.extend(cs.iter().cloned()),
+            None => v.push(g.cond.clone()),
+        }
+    }
+    v
 }
 
 /// A single comparison `z` on the one symbol of `x` and `y` with `z <=> x || y` where
