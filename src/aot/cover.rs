@@ -66,11 +66,16 @@
 //!   keeps only the conditions connected to the sizes of the dimension that failed
 //!   (`trace::failing_dim_guards` gives the argument); the other dimensions' outcomes no
 //!   longer split the failing bindings into classes. The loader verifies error
-//!   specializations like plans (`retrace::verify_error`).
+//!   specializations like plans (`retrace::verify`, whose payload is the plan or the error).
 //! * **Merged guards are simplified cheaply.** Dropping a literal that the rest of a
 //!   disjunction implies asks many implications; sample points (the grid `0..=3`, or random
 //!   points) where the premises hold and a goal fails rule most of them out before any
 //!   proof (`prover::Refuter`; the merged guards are the same, a test checks it).
+//!   And a widening merges the new class into the entry's merged disjunction so far
+//!   rather than re-merging all its classes (which was cubic in the classes of an entry
+//!   widened hundreds of times); one merge of all of an entry's classes at the end (up to
+//!   160 classes) keeps the shorter of the two equivalent forms. `[a, b, c, d, e, f] +
+//!   [f]`: 2.46 s before, 0.47 s after, the same 49 specializations and guards.
 
 use super::prover::{cover, equal_under, uncovered_by, CoverTarget};
 use super::spec::Spec;
