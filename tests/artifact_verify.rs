@@ -52,6 +52,35 @@ fn load_err(json: &str) -> String {
     }
 }
 
+/// `add` of `[a, b]` and `[d, e]`, all four sizes independent: its cover has error
+/// specializations and widened guards.
+fn independent_2d() -> Spec {
+    Spec::from_json(
+        r#"{"op":"add","inputs":[{"sizes":["a","b"],"layout":"contiguous"},{"sizes":["d","e"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"d":2,"e":3}}"#,
+    )
+    .unwrap()
+}
+
+/// The index of the first error specialization of an artifact.
+fn error_specialization(json: &str) -> usize {
+    let v: Value = serde_json::from_str(json).unwrap();
+    v["specializations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|s| !s["error"].is_null())
+        .expect("an error specialization")
+}
+
+/// The artifact without its verification hints (as written before they were stored).
+fn without_verify_points(json: &str) -> String {
+    edit(json, |v| {
+        for s in v["specializations"].as_array_mut().unwrap() {
+            s.as_object_mut().unwrap().remove("verify_points");
+        }
+    })
+}
+
 /// Every binding of a small grid (each symbol 0..=4) that `a` admits gets the plan a fresh
 /// concrete build computes there.
 fn assert_sound(a: &Artifact, what: &str) {
@@ -285,19 +314,10 @@ fn bench_artifact_loads_and_its_last_specialization_cannot_be_weakened() {
 /// that broadcast (here to every binding) is rejected, naming the specialization.
 #[test]
 fn weakened_error_specialization_is_rejected() {
-    let spec = Spec::from_json(
-        r#"{"op":"add","inputs":[{"sizes":["a","b"],"layout":"contiguous"},{"sizes":["d","e"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"d":2,"e":3}}"#,
-    )
-    .unwrap();
+    let spec = independent_2d();
     let good = compile(&spec, true);
     Artifact::from_json(&good).unwrap();
-    let v: Value = serde_json::from_str(&good).unwrap();
-    let k = v["specializations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|s| !s["error"].is_null())
-        .expect("an error specialization");
+    let k = error_specialization(&good);
     let bad = edit(&good, |v| {
         v["specializations"][k]["guards"] = serde_json::json!([{"cond": "a >= 0", "reason": "edited"}]);
     });
@@ -312,10 +332,7 @@ fn weakened_error_specialization_is_rejected() {
 /// rejected by name; and points chosen to mislead do not make a weakened guard pass.
 #[test]
 fn verification_hints_are_checked_and_never_trusted() {
-    let spec = Spec::from_json(
-        r#"{"op":"add","inputs":[{"sizes":["a","b"],"layout":"contiguous"},{"sizes":["d","e"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"d":2,"e":3}}"#,
-    )
-    .unwrap();
+    let spec = independent_2d();
     let good = compile(&spec, true);
     let a = Artifact::from_json(&good).unwrap();
     let v: Value = serde_json::from_str(&good).unwrap();
@@ -331,11 +348,7 @@ fn verification_hints_are_checked_and_never_trusted() {
         specs[hinted]["verify_points"]
     );
     // Without hints: the same artifact.
-    let stripped = edit(&good, |v| {
-        for s in v["specializations"].as_array_mut().unwrap() {
-            s.as_object_mut().unwrap().remove("verify_points");
-        }
-    });
+    let stripped = without_verify_points(&good);
     assert_eq!(Artifact::from_json(&stripped).unwrap(), a);
     // Malformed hints name the field.
     for bad in [serde_json::json!([[1, 2]]), serde_json::json!([[1, 2, -3, 4]])] {
@@ -344,10 +357,7 @@ fn verification_hints_are_checked_and_never_trusted() {
     }
     // Every binding of a grid as hints, next to an error specialization widened to admit
     // everything: still rejected.
-    let k = specs
-        .iter()
-        .position(|s| !s["error"].is_null())
-        .expect("an error specialization");
+    let k = error_specialization(&good);
     let grid: Vec<Vec<i64>> = (0..256)
         .map(|i| (0..4).map(|d| (i >> (2 * d)) & 3).collect())
         .collect();
@@ -376,11 +386,7 @@ fn widened_specializations_load_with_their_recorded_points() {
     let a = Artifact::from_json(&good).unwrap();
     assert!(a.coverage.as_ref().is_some_and(|c| c.complete));
     assert_sound(&a, "`[a,b,c,d,e,f] + [f]` cover");
-    let stripped = edit(&good, |v| {
-        for s in v["specializations"].as_array_mut().unwrap() {
-            s.as_object_mut().unwrap().remove("verify_points");
-        }
-    });
+    let stripped = without_verify_points(&good);
     let err = load_err(&stripped);
     assert!(err.contains("specialization 0"), "{err}");
 }
