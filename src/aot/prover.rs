@@ -1098,21 +1098,12 @@ fn merge_into<T: CoverTarget>(
     refuter: &mut Refuter,
 ) -> Result<T::Trace> {
     let classes = &merged.classes;
-    let common: Vec<BoolExpr> = terms[0]
-        .iter()
-        .filter(|x| terms.iter().all(|t| t.contains(x)))
-        .cloned()
-        .collect();
-    let mut terms: Vec<Vec<BoolExpr>> = terms
-        .into_iter()
-        .map(|t| t.into_iter().filter(|x| !common.contains(x)).collect())
-        .collect();
     let mins: Vec<(Symbol, i64)> = target
         .symbols()
         .iter()
         .map(|n| (Symbol::new(n), 0))
         .collect();
-    merge_terms(&mut terms, &mins, &common, refuter);
+    let (common, terms) = merge_disjunction(terms, &mins, refuter);
     merged.terms = terms
         .iter()
         .map(|t| common.iter().chain(t).cloned().collect())
@@ -1151,6 +1142,28 @@ fn merge_into<T: CoverTarget>(
     }
     super::guards::merge_symbol_bounds(&mut guards);
     target.with_guards(host, guards)
+}
+
+/// A disjunction of conjunctions (`terms`, each a list of literals) as the literals every
+/// term shares and the remaining terms simplified under them ([`merge_terms`]):
+/// `common && (t1 || t2 || ...)` is equivalent to the input on the domain `mins`.
+fn merge_disjunction(
+    terms: Vec<Vec<BoolExpr>>,
+    mins: &[(Symbol, i64)],
+    refuter: &mut Refuter,
+) -> (Vec<BoolExpr>, Vec<Vec<BoolExpr>>) {
+    let common: Vec<BoolExpr> = terms.first().map_or_else(Vec::new, |t0| {
+        t0.iter()
+            .filter(|x| terms.iter().all(|t| t.contains(x)))
+            .cloned()
+            .collect()
+    });
+    let mut terms: Vec<Vec<BoolExpr>> = terms
+        .into_iter()
+        .map(|t| t.into_iter().filter(|x| !common.contains(x)).collect())
+        .collect();
+    merge_terms(&mut terms, mins, &common, refuter);
+    (common, terms)
 }
 
 /// The traces merged into one cover entry: their guard lists (for the reasons and the
@@ -1503,6 +1516,53 @@ mod tests {
             merged_some += usize::from(with != terms);
         }
         assert!(merged_some > 50, "{merged_some}");
+    }
+
+    /// Widening one class at a time (each class merged into the disjunction merged so far,
+    /// as the cover does) keeps exactly the union of the classes: on random classes over
+    /// three symbols, at every point of the grid `0..=4`, the merged guard holds iff some
+    /// class does.
+    #[test]
+    fn widening_one_class_at_a_time_keeps_the_union() {
+        let pool = lits(&[
+            "a == 0", "a == 1", "a >= 2", "a != 1", "b == 0", "b == 1", "b >= 2", "a == b",
+            "a != b", "c == 1", "c >= 1", "b <= 1", "a <= c", "c == a", "c != 0", "c >= 2",
+        ]);
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let mins: Vec<(Symbol, i64)> = names.iter().map(|n| (Symbol::new(n), 0)).collect();
+        let mut rng = 11u64;
+        let mut next = |n: usize| {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((rng >> 33) % n as u64) as usize
+        };
+        let holds = |f: &BoolExpr, p: &[i64]| {
+            let b = crate::sym::Bindings::from_pairs(names.iter().map(String::as_str).zip(p.iter().copied()));
+            f.eval(&b).unwrap()
+        };
+        let mut shrank = 0;
+        for _ in 0..200 {
+            let classes: Vec<Vec<BoolExpr>> = (0..2 + next(8))
+                .map(|_| (0..1 + next(3)).map(|_| pool[next(pool.len())].clone()).collect())
+                .collect();
+            let mut refuter = Refuter::new(3);
+            let mut merged: Vec<Vec<BoolExpr>> = vec![classes[0].clone()];
+            for c in &classes[1..] {
+                merged.push(c.clone());
+                let (common, terms) = merge_disjunction(merged, &mins, &mut refuter);
+                merged = terms
+                    .iter()
+                    .map(|t| common.iter().chain(t).cloned().collect())
+                    .collect();
+            }
+            let union = BoolExpr::or_all(classes.iter().cloned().map(BoolExpr::and_all));
+            let guard = BoolExpr::or_all(merged.iter().cloned().map(BoolExpr::and_all));
+            for i in 0..125 {
+                let p = [i % 5, i / 5 % 5, i / 25];
+                assert_eq!(holds(&guard, &p), holds(&union, &p), "{classes:?} at {p:?}: {guard}");
+            }
+            shrank += usize::from(merged.len() < classes.len());
+        }
+        assert!(shrank > 50, "{shrank}");
     }
 
     #[test]
