@@ -13,7 +13,7 @@ use crate::layout::{self, MemoryFormat};
 use crate::op::{self, Arg, Dest};
 use crate::reduce::{reduction_meta, Dims};
 use crate::sym::{
-    decide_under, Bindings, BoolExpr, Expr, Guard, GuardSet, ShapeEnv, SymInt, Symbol, SymbolSpec,
+    Bindings, BoolExpr, Expr, Guard, GuardSet, ShapeEnv, SymInt, Symbol, SymbolSpec,
 };
 use crate::view::{SqueezeDims, View};
 use crate::{DType, Error, Int, Result};
@@ -490,6 +490,7 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
             reason: format!("symbol range: `{s}` was traced as a size >= 1"),
         });
     }
+    let n_range = guards.len();
     // Which step recorded each guard (by condition; the environment prunes and dedups).
     let mut asked: Vec<(BoolExpr, usize)> = Vec::new();
     let zero = |s: &Symbol| zeros.contains(s).then(|| Expr::constant(0));
@@ -525,7 +526,16 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
             reason: format!("{label}: {}", g.reason),
         });
     }
-    let guards = merge_size_one(&p.symbols, drop_implied(&p.symbols, guards));
+    // The single-op traces' simplification (`aot::simplify_guards`): implied guards
+    // dropped, each guard weakened where the others allow, comparisons of one symbol
+    // merged (`s >= 1` with `s != 1` is `s >= 2`, with `s <= 1` it is `s == 1`).
+    let at: Vec<i64> = p
+        .symbols
+        .iter()
+        .map(|s| hints.get(s).unwrap_or(0))
+        .collect();
+    let mins: Vec<i64> = at.iter().map(|&v| i64::from(v > 0)).collect();
+    let guards = crate::aot::simplify_guards(&p.symbols, &at, &mins, guards, n_range);
     let mut plans = Vec::new();
     let values = match traced {
         Ok((vs, ps)) => {
@@ -549,51 +559,6 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
         plans,
         guards: GuardSet::from(guards),
     })
-}
-
-/// Drops every guard the remaining ones imply (sizes are non-negative), latest first, so
-/// the conjunction never changes: `t >= 1` goes when a step asked `t >= 2`.
-fn drop_implied(symbols: &[String], mut guards: Vec<Guard>) -> Vec<Guard> {
-    let mins: Vec<(Symbol, i64)> = symbols.iter().map(|s| (Symbol::new(s), 0)).collect();
-    let mut i = guards.len();
-    while i > 0 {
-        i -= 1;
-        let others: Vec<&BoolExpr> = guards
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, g)| &g.cond)
-            .collect();
-        if decide_under(&mins, &others, &guards[i].cond) == Some(true) {
-            guards.remove(i);
-        }
-    }
-    guards
-}
-
-/// Merges a range guard `s >= 1` and a recorded `s != 1` into the equivalent `s >= 2` (one
-/// guard instead of two, as PyTorch's `2 <= s`).
-fn merge_size_one(symbols: &[String], mut guards: Vec<Guard>) -> Vec<Guard> {
-    for s in symbols {
-        let sym = Expr::symbol(s);
-        let range = BoolExpr::ge(&sym, &Expr::constant(1));
-        let not_one = BoolExpr::ne(&sym, &Expr::constant(1));
-        let (Some(r), Some(n)) = (
-            guards.iter().position(|g| g.cond == range),
-            guards.iter().position(|g| g.cond == not_one),
-        ) else {
-            continue;
-        };
-        // The merged guard takes the range guard's (earlier) place: guards that divide by
-        // `s` stay behind the one saying `s` is positive.
-        let reason = format!("{} (with the range `{s}` >= 1)", guards[n].reason);
-        guards[r] = Guard {
-            cond: BoolExpr::ge(&sym, &Expr::constant(2)),
-            reason,
-        };
-        guards.remove(n);
-    }
-    guards
 }
 
 impl ProgramTrace {
@@ -649,7 +614,9 @@ mod tests {
             g("b >= 3"),
             g("a*b != 1"),
         ];
-        let after = merge_size_one(&syms, drop_implied(&syms, before.clone()));
+        let n_range = 2;
+        let after =
+            crate::aot::simplify_guards(&syms, &[3, 4], &[1, 1], before.clone(), n_range);
         assert!(after.len() < before.len(), "{after:?}");
         let (gb, ga) = (GuardSet::from(before), GuardSet::from(after));
         for a in 0..8 {
