@@ -482,7 +482,10 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
 }
 
 /// Stored verification hints: each a binding of every symbol, none negative.
-pub(crate) fn load_verify_points(symbols: &[String], points: Vec<Vec<i64>>) -> Result<Vec<Vec<i64>>> {
+pub(crate) fn load_verify_points(
+    symbols: &[String],
+    points: Vec<Vec<i64>>,
+) -> Result<Vec<Vec<i64>>> {
     for (i, p) in points.iter().enumerate() {
         if p.len() != symbols.len() {
             return Err(art(format!(

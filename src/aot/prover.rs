@@ -1536,7 +1536,8 @@ mod tests {
             ((rng >> 33) % n as u64) as usize
         };
         let holds = |f: &BoolExpr, p: &[i64]| {
-            let b = crate::sym::Bindings::from_pairs(names.iter().map(String::as_str).zip(p.iter().copied()));
+            let pairs = names.iter().map(String::as_str).zip(p.iter().copied());
+            let b = crate::sym::Bindings::from_pairs(pairs);
             f.eval(&b).unwrap()
         };
         let mut shrank = 0;

@@ -72,7 +72,11 @@ pub(super) fn verify(spec: &Spec, stored: &Specialization) -> Result<Verificatio
 }
 
 /// [`verify`] with the hints given: what a compile runs ([`Hints::Record`]) to find them.
-pub(super) fn verify_with(spec: &Spec, stored: &Specialization, hints: Hints) -> Result<Verification> {
+pub(super) fn verify_with(
+    spec: &Spec,
+    stored: &Specialization,
+    hints: Hints,
+) -> Result<Verification> {
     let payload = match &stored.error {
         Some(category) => Err(category.clone()),
         None => Ok(stored.plan.clone()),
@@ -1121,7 +1125,8 @@ mod tests {
             assert_eq!(again.points, first.points, "specialization {k}");
             assert_eq!(again.searches, 0, "specialization {k}");
             let n = spec.symbols.len();
-            hinted.verify_points = Some(vec![vec![0; n], vec![1 << 40; n], stored.traced_at.clone()]);
+            let unrelated = vec![vec![0; n], vec![1 << 40; n], stored.traced_at.clone()];
+            hinted.verify_points = Some(unrelated);
             verify(&spec, &hinted).unwrap();
         }
         assert!(searched > 0, "no specialization needed a search: the test shows nothing");
