@@ -1104,10 +1104,7 @@ fn merge_into<T: CoverTarget>(
         .map(|n| (Symbol::new(n), 0))
         .collect();
     let (common, terms) = merge_disjunction(terms, &mins, refuter);
-    merged.terms = terms
-        .iter()
-        .map(|t| common.iter().chain(t).cloned().collect())
-        .collect();
+    merged.terms = rejoined(&common, &terms);
     let either = super::guards::tidy_or(
         &BoolExpr::or_all(terms.into_iter().map(BoolExpr::and_all)),
         &mins,
@@ -1164,6 +1161,15 @@ fn merge_disjunction(
         .collect();
     merge_terms(&mut terms, mins, &common, refuter);
     (common, terms)
+}
+
+/// The terms of [`merge_disjunction`]'s answer with the common literals put back in each:
+/// the disjunction as a list of whole conjunctions again.
+fn rejoined(common: &[BoolExpr], terms: &[Vec<BoolExpr>]) -> Vec<Vec<BoolExpr>> {
+    terms
+        .iter()
+        .map(|t| common.iter().chain(t).cloned().collect())
+        .collect()
 }
 
 /// The traces merged into one cover entry: their guard lists (for the reasons and the
@@ -1550,10 +1556,7 @@ mod tests {
             for c in &classes[1..] {
                 merged.push(c.clone());
                 let (common, terms) = merge_disjunction(merged, &mins, &mut refuter);
-                merged = terms
-                    .iter()
-                    .map(|t| common.iter().chain(t).cloned().collect())
-                    .collect();
+                merged = rejoined(&common, &terms);
             }
             let union = BoolExpr::or_all(classes.iter().cloned().map(BoolExpr::and_all));
             let guard = BoolExpr::or_all(merged.iter().cloned().map(BoolExpr::and_all));

@@ -315,12 +315,14 @@ impl<S: Retrace> Verifier<'_, S> {
                 .find(|p| region.holds(p) && self.subject.valid_point(p))
                 .cloned()
         };
+        // With hints, a region none lies in is most likely one the recording verification
+        // proved empty: that proof is tried before the probe grid, and only once.
+        let empty_first = self.hints.is_some();
         let point = if region.holds(self.traced_at) {
             Some(self.traced_at.to_vec())
         } else if let Some(p) = hint() {
             Some(p)
-        } else if self.hints.is_some() && provably_empty(syms, facts) {
-            // The verification that recorded the hints found no point here either.
+        } else if empty_first && provably_empty(syms, facts) {
             return Ok(None);
         } else {
             self.searches += 1;
@@ -328,7 +330,7 @@ impl<S: Retrace> Verifier<'_, S> {
         };
         let point = match point {
             Some(p) => Some(p),
-            None if provably_empty(syms, facts) => return Ok(None),
+            None if !empty_first && provably_empty(syms, facts) => return Ok(None),
             None => witness_of(
                 self.subject.symbols(),
                 self.subject.hints(),
