@@ -482,7 +482,7 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
 }
 
 /// Stored verification hints: each a binding of every symbol, none negative.
-pub(crate) fn load_verify_points(
+fn load_verify_points(
     symbols: &[String],
     points: Vec<Vec<i64>>,
 ) -> Result<Vec<Vec<i64>>> {
