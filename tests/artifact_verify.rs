@@ -84,14 +84,19 @@ fn without_verify_points(json: &str) -> String {
 /// Every binding of a small grid (each symbol 0..=4) that `a` admits gets the plan a fresh
 /// concrete build computes there.
 fn assert_sound(a: &Artifact, what: &str) {
+    assert_sound_on_grid(a, 5, what)
+}
+
+/// [`assert_sound`] on the grid `{0, ..., k - 1}^n`.
+fn assert_sound_on_grid(a: &Artifact, k: usize, what: &str) {
     let n = a.spec.symbols.len();
-    let total = 5usize.pow(n as u32);
+    let total = k.pow(n as u32);
     for i in 0..total {
         let mut r = i;
         let values: Vec<i64> = (0..n)
             .map(|_| {
-                let v = (r % 5) as i64;
-                r /= 5;
+                let v = (r % k) as i64;
+                r /= k;
                 v
             })
             .collect();
@@ -371,7 +376,8 @@ fn verification_hints_are_checked_and_never_trusted() {
 }
 
 /// A cover's widened specialization can need more re-traces to verify than the loader's
-/// fixed budget (here `[a,b,c,d,e,f] + [f]`: one needs 138). Such artifacts were written
+/// fixed budget (here `[a, ..., h] + [h]`: the plan of its first specialization is shared
+/// by 63 traced classes, the patterns of sizes 1 among `b..g`). Such artifacts were written
 /// and then refused by their own loader; now the compile verifies them, and the recorded
 /// points both guide the load and extend its budget (one trace per point, so the cost
 /// stays linear in the file). Without the points the fixed budget applies and the load is
@@ -379,14 +385,48 @@ fn verification_hints_are_checked_and_never_trusted() {
 #[test]
 fn widened_specializations_load_with_their_recorded_points() {
     let spec = Spec::from_json(
-        r#"{"op":"add","inputs":[{"sizes":["a","b","c","d","e","f"],"layout":"contiguous"},{"sizes":["f"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":6,"f":7}}"#,
+        r#"{"op":"add","inputs":[{"sizes":["a","b","c","d","e","f","g","h"],"layout":"contiguous"},{"sizes":["h"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":6,"f":7,"g":8,"h":9}}"#,
     )
     .unwrap();
     let good = compile(&spec, true);
     let a = Artifact::from_json(&good).unwrap();
     assert!(a.coverage.as_ref().is_some_and(|c| c.complete));
-    assert_sound(&a, "`[a,b,c,d,e,f] + [f]` cover");
+    assert_sound_on_grid(&a, 3, "`[a, ..., h] + [h]` cover");
     let stripped = without_verify_points(&good);
     let err = load_err(&stripped);
-    assert!(err.contains("specialization 0"), "{err}");
+    assert!(err.contains("specialization 0") && err.contains("budget"), "{err}");
+}
+
+/// An empty-output specialization (every binding where the shapes broadcast and some input
+/// is empty; the layout is computed at dispatch) is verified like the others: deleting any
+/// of its guards admits bindings that are not empty or do not broadcast, and is rejected
+/// naming it. A file cannot mark an error specialization as empty-output too, nor give an
+/// empty-output specialization a plan.
+#[test]
+fn weakened_empty_output_specialization_is_rejected() {
+    let spec = independent_2d();
+    let good = compile(&spec, true);
+    let a = Artifact::from_json(&good).unwrap();
+    let k = (0..a.specializations.len())
+        .find(|&k| a.specializations[k].is_empty_output())
+        .expect("an empty-output specialization");
+    let guards = guards_of(&good, k);
+    assert!(guards.len() >= 3, "{guards:?}");
+    for (i, g) in guards.iter().enumerate() {
+        let bad = edit(&good, |v| {
+            v["specializations"][k]["guards"]
+                .as_array_mut()
+                .unwrap()
+                .remove(i);
+        });
+        let err = load_err(&bad);
+        assert!(err.contains(&format!("specialization {k}")), "{g}: {err}");
+    }
+    let e = error_specialization(&good);
+    let both = edit(&good, |v| v["specializations"][e]["empty_output"] = true.into());
+    assert!(load_err(&both).contains("not both"));
+    let with_plan = edit(&good, |v| {
+        v["specializations"][k]["plan"] = v["specializations"][0]["plan"].clone();
+    });
+    assert!(load_err(&with_plan).contains("empty plan"));
 }

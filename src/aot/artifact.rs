@@ -55,6 +55,9 @@ struct RawSpecialization {
     /// The error category of an error specialization (its plan is empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// An empty-output specialization (its plan is empty; dispatch computes the layout).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    empty_output: bool,
     /// Where verification re-traced besides `traced_at` (values in `symbols` order): hints
     /// for the loader, see [`Specialization::verify_points`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -218,6 +221,7 @@ impl Artifact {
                         output_strides: s.plan.output_strides.iter().map(|v| strings(v)).collect(),
                     },
                     error: s.error.clone(),
+                    empty_output: s.is_empty_output(),
                     verify_points: s.verify_points.clone(),
                 })
                 .collect(),
@@ -470,9 +474,15 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
         .verify_points
         .map(|points| load_verify_points(&spec.symbols, points))
         .transpose()?;
-    let mut spec_ = match &s.error {
-        Some(category) => load_error_specialization(spec, traced_at, guards, category, &s.plan)?,
-        None => load_plan_specialization(spec, traced_at, guards, s.plan)?,
+    let mut spec_ = match (&s.error, s.empty_output) {
+        (Some(_), true) => {
+            return Err(art("a specialization is an error or an empty output, not both"))
+        }
+        (Some(category), false) => {
+            load_error_specialization(spec, traced_at, guards, category, &s.plan)?
+        }
+        (None, true) => load_empty_output_specialization(spec, traced_at, guards, &s.plan)?,
+        (None, false) => load_plan_specialization(spec, traced_at, guards, s.plan)?,
     };
     spec_.verify_points = verify_points;
     // A fresh symbolic trace: the stored guards must imply its guards and the stored plan
@@ -599,6 +609,44 @@ fn load_plan_specialization(
     Ok(spec_)
 }
 
+/// An empty-output specialization: the plan is empty, the guards hold at the trace point
+/// and the build there succeeds with an empty output (the re-trace is the caller's).
+fn load_empty_output_specialization(
+    spec: &Spec,
+    traced_at: Vec<i64>,
+    guards: Vec<Guard>,
+    p: &RawPlan,
+) -> Result<Specialization> {
+    if !raw_plan_is_empty(p) {
+        return Err(art("an empty-output specialization has an empty plan"));
+    }
+    let s = Specialization::new_empty_output(spec, traced_at.clone(), guards)?;
+    if let Some(g) = s.first_failing_guard(&traced_at)? {
+        return Err(art(format!(
+            "guard {g} (`{}`) does not hold at the values it was traced at",
+            s.guards[g].cond
+        )));
+    }
+    match concrete_plan(spec, &traced_at) {
+        Ok(plan) if plan.is_statically_empty() => Ok(s),
+        Ok(_) => Err(art(
+            "an empty-output specialization, but the output at the values it was traced at is not empty",
+        )),
+        Err(e) => Err(art(format!(
+            "an empty-output specialization, but the build at the values it was traced at fails: {e}"
+        ))),
+    }
+}
+
+fn raw_plan_is_empty(p: &RawPlan) -> bool {
+    p.shape.is_empty()
+        && p.perm.is_empty()
+        && p.num_outputs == 0
+        && p.operands.is_empty()
+        && p.broadcast_shape.is_empty()
+        && p.output_strides.is_empty()
+}
+
 /// An error specialization: the category is one dispatch can answer, the plan is empty,
 /// the guards hold at the trace point and the build really fails there that way.
 fn load_error_specialization(
@@ -613,13 +661,7 @@ fn load_error_specialization(
             "error category `{category}`: only \"broadcast\" errors are specialized"
         )));
     }
-    if !(p.shape.is_empty()
-        && p.perm.is_empty()
-        && p.num_outputs == 0
-        && p.operands.is_empty()
-        && p.broadcast_shape.is_empty()
-        && p.output_strides.is_empty())
-    {
+    if !raw_plan_is_empty(p) {
         return Err(art("an error specialization has an empty plan"));
     }
     let s = Specialization::new_error(spec, traced_at.clone(), guards, category)?;

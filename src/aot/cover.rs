@@ -53,15 +53,25 @@
 //! every entry provably equal under the new guards, e.g. `c*h*w` vs `0` when `h == 0`)
 //! widens that specialization's guards by a disjunction instead of adding one.
 //!
-//! Three rules keep broadcasting specs with size 0 small (each measured: `[a, b, c] +
+//! Four rules keep broadcasting specs with size 0 small (each measured: `[a, b, c] +
 //! [d, e, f]` with independent sizes went from no result in two minutes to 57
-//! specializations in 0.4 s; `[a, b, c, d] + [b, 1, 1]` from 51 to 18):
+//! specializations in 0.4 s, then 37; `[a, b, c, d] + [b, 1, 1]` from 51 to 18, then 6;
+//! the rank-10 `[a, ..., j] + [j]` from 256, incomplete, to 4, complete):
 //!
+//! * **One specialization for every empty output.** Where the inputs do not all share one
+//!   shape, a binding with an empty input is answered by an *empty-output specialization*
+//!   (`trace::empty_output_at`): its guards say exactly "the shapes broadcast and some
+//!   size is 0", written from the spec, and dispatch computes the output layout with the
+//!   concrete build (nothing is iterated). Traced per zero pattern instead, each pattern's
+//!   output strides are other expressions (`trace::is_empty_point` has the measurement),
+//!   so a rank-k broadcast needed up to 2^k plans for its empty bindings alone.
 //! * **Empty outputs are answered by their layout.** Nothing is iterated over an empty
 //!   output, so its plan is canonical ([`Plan::canonicalize_empty`], set for every
 //!   ahead-of-time build, traced or concrete, and applied when a plan is instantiated at
 //!   an empty binding): an empty trace records no coalescing guard, and it joins any
-//!   specialization whose output sizes and strides equal its own under its guards.
+//!   specialization whose output sizes and strides equal its own under its guards (inputs
+//!   of one shape, whose zero patterns are traced over sizes `>= 0`, and artifacts written
+//!   before empty-output specializations).
 //! * **An error keeps the failing dimension's guards.** A trace that fails to broadcast
 //!   keeps only the conditions connected to the sizes of the dimension that failed
 //!   (`trace::failing_dim_guards` gives the argument); the other dimensions' outcomes no
@@ -74,8 +84,11 @@
 //!   And a widening merges the new class into the entry's merged disjunction so far
 //!   rather than re-merging all its classes (which was cubic in the classes of an entry
 //!   widened hundreds of times); one merge of all of an entry's classes at the end (up to
-//!   160 classes) keeps the shorter of the two equivalent forms. `[a, b, c, d, e, f] +
-//!   [f]`: 2.46 s before, 0.47 s after, the same 49 specializations and guards.
+//!   64 classes) keeps the shorter of the two equivalent forms. `[a, b, c, d, e, f] +
+//!   [f]`: 2.46 s before, 0.47 s after, the same 49 specializations and guards. (The limit
+//!   was 160 until the rank-9 `[a, ..., i] + [i]`, whose first plan absorbs 128 classes,
+//!   spent 6.8 of its 7.4 s in that one merge to give guards of the same length: 0.57 s
+//!   with 64.)
 
 use super::prover::{cover, equal_under, uncovered_by, CoverTarget};
 use super::spec::Spec;
@@ -248,16 +261,21 @@ impl CoverTarget for Spec {
 
     fn same_answer(&self, host: &Specialization, new: &Specialization) -> bool {
         match (&host.error, &new.error) {
-            (None, None) => plan_agrees(&host.plan, new, self),
+            (None, None) => match (host.is_empty_output(), new.is_empty_output()) {
+                (false, false) => plan_agrees(&host.plan, new, self),
+                (a, b) => a && b,
+            },
             (Some(a), Some(b)) => a == b,
             _ => false,
         }
     }
 
     fn with_guards(&self, host: &Specialization, guards: Vec<Guard>) -> Result<Specialization> {
+        let at = host.traced_at.clone();
         match &host.error {
-            Some(e) => Specialization::new_error(self, host.traced_at.clone(), guards, e),
-            None => Specialization::new(self, host.traced_at.clone(), guards, host.plan.clone()),
+            Some(e) => Specialization::new_error(self, at, guards, e),
+            None if host.is_empty_output() => Specialization::new_empty_output(self, at, guards),
+            None => Specialization::new(self, at, guards, host.plan.clone()),
         }
     }
 }

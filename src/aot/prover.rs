@@ -54,7 +54,7 @@ pub(crate) struct CoverRun<T> {
 }
 
 /// See the final merge in [`cover`].
-const REMERGE_MAX_CLASSES: usize = 160;
+const REMERGE_MAX_CLASSES: usize = 64;
 
 /// The cover of `target` over `domain` (conditions on the symbols): the trace at the hints,
 /// then one trace per uncovered region the case split meets, until the split proves every

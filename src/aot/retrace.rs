@@ -40,7 +40,7 @@
 use super::prover::{order_cycle, order_equalities, witness_of};
 use super::spec::Spec;
 use super::specialization::Specialization;
-use super::trace::trace_outcome;
+use super::trace::{trace_outcome, Answer, EmptyRule};
 use crate::error::{Error, Result};
 use crate::iter::Plan;
 use crate::sym::{
@@ -77,12 +77,17 @@ pub(super) fn verify_with(
     stored: &Specialization,
     hints: Hints,
 ) -> Result<Verification> {
-    let payload = match &stored.error {
-        Some(category) => Err(category.clone()),
-        None => Ok(stored.plan.clone()),
+    let (payload, rule) = match (&stored.error, stored.is_empty_output()) {
+        (Some(category), _) => (Answer::Error(category.clone()), EmptyRule::EmptyOutput),
+        (None, true) => (Answer::EmptyOutput, EmptyRule::EmptyOutput),
+        // A plan: re-traced with the rule it may have been compiled under (artifacts written
+        // before empty-output specializations widened plans over zero patterns; a plan is
+        // never the answer at an empty point under the current rule, so a plan whose
+        // guards admit such a point is checked against that pattern's traced plan).
+        (None, false) => (Answer::Plan(stored.plan.clone()), EmptyRule::ZeroClassPlan),
     };
     verify_stored(
-        &SpecSubject(spec),
+        &SpecSubject(spec, rule),
         &stored.traced_at,
         &stored.guards,
         &payload,
@@ -812,12 +817,13 @@ pub(crate) trait Retrace {
     ) -> std::result::Result<Pairs<'a>, Mismatch>;
 }
 
-/// A single-op spec: a trace ends in a plan, or in the category of the error the build
-/// fails with (an error specialization).
-struct SpecSubject<'a>(&'a Spec);
+/// A single-op spec: a trace ends in a plan, an empty output, or the category of the error
+/// the build fails with (an error specialization); traced under the given rule for empty
+/// inputs.
+struct SpecSubject<'a>(&'a Spec, EmptyRule);
 
 impl Retrace for SpecSubject<'_> {
-    type Payload = std::result::Result<Plan<Expr>, String>;
+    type Payload = Answer;
 
     fn symbols(&self) -> &[String] {
         &self.0.symbols
@@ -832,8 +838,7 @@ impl Retrace for SpecSubject<'_> {
     }
 
     fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Self::Payload)> {
-        let (guards, outcome) = trace_outcome(self.0, point)?;
-        Ok((guards, outcome.map_err(str::to_string)))
+        trace_outcome(self.0, point, self.1)
     }
 
     fn pairs<'a>(
@@ -842,12 +847,14 @@ impl Retrace for SpecSubject<'_> {
         traced: &'a Self::Payload,
     ) -> std::result::Result<Pairs<'a>, Mismatch> {
         let show = |e: &Self::Payload| match e {
-            Err(c) => format!("a {c} error"),
-            Ok(_) => "a plan (the build succeeds)".to_string(),
+            Answer::Error(c) => format!("a {c} error"),
+            Answer::EmptyOutput => "an empty output (the build succeeds)".to_string(),
+            Answer::Plan(_) => "a plan (the build succeeds)".to_string(),
         };
         match (stored, traced) {
-            (Ok(a), Ok(b)) => plan_pairs(a, b),
-            (Err(a), Err(b)) if a == b => Ok(Vec::new()),
+            (Answer::Plan(a), Answer::Plan(b)) => plan_pairs(a, b),
+            (Answer::EmptyOutput, Answer::EmptyOutput) => Ok(Vec::new()),
+            (Answer::Error(a), Answer::Error(b)) if a == b => Ok(Vec::new()),
             _ => Err(("the answer".into(), show(stored), show(traced))),
         }
     }

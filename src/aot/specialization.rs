@@ -30,6 +30,11 @@ pub struct Specialization {
     /// would do; see `aot::retrace`). `None` when not recorded (a specialization built in
     /// memory, or a file written before they were stored). Not part of equality.
     pub verify_points: Option<Vec<Vec<i64>>>,
+    /// For an *empty-output specialization* (`"empty_output": true` in the file): the spec,
+    /// whose concrete build gives the output layout at dispatch. Its guards say that the
+    /// shapes broadcast and some input is empty; its plan is empty. See
+    /// [`Specialization::new_empty_output`].
+    empty_output: Option<std::sync::Arc<Spec>>,
     compiled: CompiledGuards,
     program: PlanProgram,
 }
@@ -40,6 +45,7 @@ impl PartialEq for Specialization {
             && self.guards == other.guards
             && self.plan == other.plan
             && self.error == other.error
+            && self.is_empty_output() == other.is_empty_output()
     }
 }
 
@@ -77,6 +83,7 @@ impl Specialization {
             plan,
             error: None,
             verify_points: None,
+            empty_output: None,
             compiled,
             program,
         })
@@ -90,17 +97,42 @@ impl Specialization {
         guards: Vec<Guard>,
         category: &str,
     ) -> Result<Specialization> {
-        let plan = Plan {
-            shape: Vec::new(),
-            operands: Vec::new(),
-            num_outputs: 0,
-            broadcast_shape: Vec::new(),
-            output_strides: Vec::new(),
-            perm: Vec::new(),
-        };
-        let mut s = Specialization::new(spec, traced_at, guards, plan)?;
+        let mut s = Specialization::new(spec, traced_at, guards, no_plan())?;
         s.error = Some(category.to_string());
         Ok(s)
+    }
+
+    /// An empty-output specialization: every binding satisfying `guards` makes the op
+    /// succeed with an empty output (the shapes broadcast and some input is empty). Nothing
+    /// is iterated there, so the plan is the concrete build's at the binding, computed when
+    /// it is instantiated (its canonical empty form: the output layout PyTorch allocates,
+    /// nothing to iterate). Why the layout is not stored as expressions: where shapes
+    /// broadcast it depends on the zero pattern (see `aot::trace::empty_output_at`), and one
+    /// plan per pattern multiplied the specializations of a cover (2^k for k sizes).
+    pub fn new_empty_output(
+        spec: &Spec,
+        traced_at: Vec<i64>,
+        guards: Vec<Guard>,
+    ) -> Result<Specialization> {
+        let mut s = Specialization::new(spec, traced_at, guards, no_plan())?;
+        s.empty_output = Some(std::sync::Arc::new(spec.clone()));
+        Ok(s)
+    }
+
+    /// True for an empty-output specialization ([`Specialization::new_empty_output`]).
+    pub fn is_empty_output(&self) -> bool {
+        self.empty_output.is_some()
+    }
+
+    /// The concrete plan of an empty-output specialization at `values`.
+    fn empty_plan(&self, spec: &Spec, values: &[i64]) -> Result<Plan<i64>> {
+        let plan = super::trace::concrete_plan(spec, values)?;
+        if !plan.is_statically_empty() {
+            return Err(Error::invalid(format!(
+                "an empty-output specialization instantiated at {values:?}, where the output is not empty"
+            )));
+        }
+        Ok(plan)
     }
 
     fn no_plan(&self) -> Error {
@@ -128,6 +160,9 @@ impl Specialization {
         if self.error.is_some() {
             return Err(self.no_plan());
         }
+        if let Some(spec) = &self.empty_output {
+            return self.empty_plan(spec, values);
+        }
         let mut p = self.program.skeleton();
         self.program.instantiate_into(values, &mut p)?;
         Ok(p)
@@ -140,6 +175,10 @@ impl Specialization {
         if self.error.is_some() {
             return Err(self.no_plan());
         }
+        if let Some(spec) = &self.empty_output {
+            *out = self.empty_plan(spec, values)?;
+            return Ok(());
+        }
         self.program.instantiate_into(values, out)
     }
 
@@ -148,6 +187,23 @@ impl Specialization {
         if self.error.is_some() {
             return Err(self.no_plan());
         }
+        if let Some(spec) = &self.empty_output {
+            let plan = self.empty_plan(spec, values)?;
+            let strides = plan.output_strides.into_iter().next().unwrap_or_default();
+            return Ok((plan.broadcast_shape, strides));
+        }
         self.program.output_layout(values)
+    }
+}
+
+/// The plan of an error or empty-output specialization: nothing.
+fn no_plan() -> Plan<Expr> {
+    Plan {
+        shape: Vec::new(),
+        operands: Vec::new(),
+        num_outputs: 0,
+        broadcast_shape: Vec::new(),
+        output_strides: Vec::new(),
+        perm: Vec::new(),
     }
 }

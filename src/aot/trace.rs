@@ -1,6 +1,6 @@
 //! Tracing a spec: the iterator build run on `SymInt`s, and its concrete twin.
 
-use super::spec::Spec;
+use super::spec::{SizeSpec, Spec};
 use super::specialization::Specialization;
 use crate::error::{Error, Result};
 use crate::iter::{Plan, TensorIteratorConfig, TensorSpec, FLOAT32_SIZE};
@@ -47,7 +47,14 @@ fn range_reason(name: &str, is_size: bool, zero: bool) -> String {
 /// Traces `spec` with every symbol at `at` (spec symbol order): the iterator build on
 /// `SymInt`s, returning the guards it recorded (plus the symbols' range assumptions) and the
 /// plan as expressions. A build that fails (shapes that do not broadcast) is an error.
+///
+/// At a binding where some input is empty and the inputs do not all share one shape, the
+/// result is an *empty-output specialization* ([`Specialization::new_empty_output`]; see
+/// [`empty_output_at`]).
 pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
+    if let Some(guards) = empty_output_at(spec, at)? {
+        return Specialization::new_empty_output(spec, at.to_vec(), guards);
+    }
     let t = trace_parts(spec, at)?;
     Specialization::new(spec, t.traced_at, t.guards, t.plan)
 }
@@ -57,30 +64,181 @@ pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
 /// failure (every branch the build took, including the failing comparison) prove that
 /// every binding satisfying them fails the same way.
 pub fn trace_or_error(spec: &Spec, at: &[i64]) -> Result<Specialization> {
-    match trace_outcome(spec, at)? {
-        (guards, Ok(plan)) => Specialization::new(spec, at.to_vec(), guards, plan),
-        (guards, Err(category)) => Specialization::new_error(spec, at.to_vec(), guards, category),
+    match trace_outcome(spec, at, EmptyRule::EmptyOutput)? {
+        (guards, Answer::Plan(plan)) => Specialization::new(spec, at.to_vec(), guards, plan),
+        (guards, Answer::EmptyOutput) => {
+            Specialization::new_empty_output(spec, at.to_vec(), guards)
+        }
+        (guards, Answer::Error(category)) => {
+            Specialization::new_error(spec, at.to_vec(), guards, &category)
+        }
     }
 }
 
-/// How a trace ends: its plan, or the category of the error the build fails with.
-pub(crate) type Outcome = std::result::Result<Plan<Expr>, &'static str>;
+/// How a trace ends.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Answer {
+    /// The build succeeds with this plan.
+    Plan(Plan<Expr>),
+    /// The build succeeds with an empty output, whose layout dispatch computes (see
+    /// [`empty_output_at`]).
+    EmptyOutput,
+    /// The build fails with an error of this golden category.
+    Error(String),
+}
 
-/// [`trace_or_error`] without compiling the result: the guards, and the plan or the
-/// category of the broadcast error (its guards cut to the failing dimension). Other
-/// errors are errors.
+/// How a trace answers a binding where some input is empty (the inputs not all of one
+/// shape).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EmptyRule {
+    /// With [`Answer::EmptyOutput`] and the guards of [`empty_output_guards`]: what every
+    /// trace does now.
+    EmptyOutput,
+    /// With a plan traced at that zero pattern (the zeros as constants): how artifacts
+    /// written before empty-output specializations existed stored such bindings; their
+    /// verification re-traces the same way.
+    ZeroClassPlan,
+}
+
+/// [`trace_or_error`] without compiling the result: the guards, and the plan, the empty
+/// output, or the category of the broadcast error (its guards cut to the failing
+/// dimension). Other errors are errors.
 pub(crate) fn trace_outcome(
     spec: &Spec,
     at: &[i64],
-) -> Result<(Vec<Guard>, Outcome)> {
+    rule: EmptyRule,
+) -> Result<(Vec<Guard>, Answer)> {
+    if rule == EmptyRule::EmptyOutput {
+        if let Some(guards) = empty_output_at(spec, at)? {
+            return Ok((guards, Answer::EmptyOutput));
+        }
+    }
     match trace_inner(spec, at)? {
-        (guards, Ok(plan)) => Ok((guards, Ok(plan))),
+        (guards, Ok(plan)) => Ok((guards, Answer::Plan(plan))),
         (guards, Err(e @ Error::Broadcast { from_end, .. })) => Ok((
             failing_dim_guards(spec, guards, from_end),
-            Err(e.category()),
+            Answer::Error(e.category().to_string()),
         )),
         (_, Err(e)) => Err(e),
     }
+}
+
+/// `Some(guards)` when `at` is a binding where some input is empty, the inputs do not all
+/// share one shape and layout rule (those are traced over sizes `>= 0` instead, see
+/// [`is_empty_point`]), and the shapes broadcast: the guards of
+/// [`empty_output_guards`], which hold exactly where the same is true.
+///
+/// Why a rule of its own: an empty output's layout is all a binding observes (nothing is
+/// iterated), but where shapes broadcast that layout depends on the zero pattern in ways
+/// no single expression captures (see [`is_empty_point`]): traced per zero pattern, a
+/// rank-10 broadcast needs a plan for each of up to 2^10 patterns (the cover stopped at
+/// 256 specializations). An empty-output specialization instead states the condition
+/// "the shapes broadcast and some input is empty" and leaves the layout to dispatch, which
+/// computes it with the concrete build (rank-many integer operations; no kernel runs).
+/// One specialization answers every empty binding of a spec.
+pub(crate) fn empty_output_at(spec: &Spec, at: &[i64]) -> Result<Option<Vec<Guard>>> {
+    if at.len() != spec.symbols.len() || is_same_shape(spec) {
+        return Ok(None);
+    }
+    let size_at = |s: &SizeSpec| match s {
+        SizeSpec::Const(k) => *k,
+        SizeSpec::Sym(j) => at[*j],
+    };
+    if !spec.inputs.iter().any(|inp| inp.sizes.iter().any(|s| size_at(s) == 0)) {
+        return Ok(None);
+    }
+    match concrete_plan(spec, at) {
+        Ok(plan) if plan.is_statically_empty() => {}
+        // A broadcast error: traced symbolically (an error specialization).
+        Err(Error::Broadcast { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+        Ok(_) => {
+            return Err(Error::invalid(
+                "internal error: an input is empty but the output is not",
+            ))
+        }
+    }
+    let guards = empty_output_guards(spec);
+    let b = spec.bindings(at);
+    for g in &guards {
+        if !g.cond.eval(&b)? {
+            return Err(Error::invalid(format!(
+                "internal error: the empty-output guard `{}` fails where the output is empty",
+                g.cond
+            )));
+        }
+    }
+    Ok(Some(guards))
+}
+
+/// The condition under which the op succeeds with an empty output, from the spec alone:
+/// the shapes broadcast (at every dimension, aligned at the last, any two sizes are equal
+/// or one of them is 1) and some size is 0. Exact: an input with a size-0 dimension makes
+/// that output dimension 0 when the shapes broadcast (the others are then 0 or 1), and an
+/// empty output needs an empty input.
+pub(crate) fn empty_output_guards(spec: &Spec) -> Vec<Guard> {
+    let expr = |s: &SizeSpec| match s {
+        SizeSpec::Const(k) => Expr::constant(*k),
+        SizeSpec::Sym(j) => Expr::symbol(&spec.symbols[*j]),
+    };
+    let rank = spec.inputs.iter().map(|i| i.sizes.len()).max().unwrap_or(0);
+    let mut guards: Vec<Guard> = Vec::new();
+    let one = Expr::constant(1);
+    for from_end in 0..rank {
+        let mut at_dim: Vec<&SizeSpec> = Vec::new();
+        for inp in &spec.inputs {
+            if let Some(d) = inp.sizes.len().checked_sub(from_end + 1) {
+                let s = &inp.sizes[d];
+                if *s != SizeSpec::Const(1) && !at_dim.contains(&s) {
+                    at_dim.push(s);
+                }
+            }
+        }
+        for (i, x) in at_dim.iter().enumerate() {
+            for y in &at_dim[i + 1..] {
+                let (x, y) = (expr(x), expr(y));
+                let cond = BoolExpr::or_all([
+                    BoolExpr::eq(&x, &y),
+                    BoolExpr::eq(&x, &one),
+                    BoolExpr::eq(&y, &one),
+                ]);
+                if cond.as_const() == Some(true) {
+                    continue;
+                }
+                guards.push(Guard {
+                    cond,
+                    reason: format!(
+                        "empty output: the shapes broadcast (dimension {} from the end)",
+                        from_end
+                    ),
+                });
+            }
+        }
+    }
+    let mut zeros: Vec<BoolExpr> = Vec::new();
+    let mut has_const_zero = false;
+    for inp in &spec.inputs {
+        for s in &inp.sizes {
+            match s {
+                SizeSpec::Const(0) => has_const_zero = true,
+                SizeSpec::Const(_) => {}
+                SizeSpec::Sym(_) => {
+                    let z = BoolExpr::eq(&expr(s), &Expr::constant(0));
+                    if !zeros.contains(&z) {
+                        zeros.push(z);
+                    }
+                }
+            }
+        }
+    }
+    if !has_const_zero {
+        guards.push(Guard {
+            cond: BoolExpr::or_all(zeros),
+            reason: "empty output: some input size is 0 (the layout is computed at dispatch)"
+                .to_string(),
+        });
+    }
+    guards
 }
 
 /// The guards of a trace that failed to broadcast at the dimension `from_end` dimensions
@@ -249,8 +407,10 @@ fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(Vec<Guard>, Result<Plan<Expr>
 /// answers all `2^k - 1` zero patterns of `k` size symbols where specializing each zero
 /// gives one plan per pattern (a 10-symbol spec needs 1023). Where shapes broadcast, the
 /// zero patterns change the permutation and the trace over `>= 0` would record guards over
-/// `Max` and products the cover's case split proves slowly; there each zero pattern is
-/// still its own class.
+/// `Max` and products the cover's case split proves slowly; there an empty output is
+/// answered by an empty-output specialization instead ([`empty_output_at`]), and a zero
+/// pattern is traced as its own class only under [`EmptyRule::ZeroClassPlan`] (verifying
+/// artifacts written before those existed).
 ///
 /// Measured (24 Nov, PyTorch 2.15 and the concrete build, which agree): where shapes
 /// broadcast, an empty output's strides are *not* the format's strides with `Max(s, 1)` in
@@ -265,15 +425,19 @@ fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(Vec<Guard>, Result<Plan<Expr>
 /// loader (`retrace.rs`) cannot yet verify regions stated over `Max(s, 1)` products, and a
 /// 6-symbol `addcmul` took 18 s: not enabled.
 fn is_empty_point(spec: &Spec, at: &[i64]) -> bool {
-    let same_shape = spec.inputs.iter().all(|inp| {
-        inp.sizes == spec.inputs[0].sizes
-            && matches!(inp.strides, super::spec::StrideSpec::Layout(_))
-    });
-    same_shape
+    is_same_shape(spec)
         && at
             .iter()
             .enumerate()
             .any(|(i, &v)| v == 0 && spec.is_size_symbol(i))
+}
+
+/// Every input has the same sizes and strides given by a memory format.
+fn is_same_shape(spec: &Spec) -> bool {
+    spec.inputs.iter().all(|inp| {
+        inp.sizes == spec.inputs[0].sizes
+            && matches!(inp.strides, super::spec::StrideSpec::Layout(_))
+    })
 }
 
 /// The concrete (eager) plan of `spec` at symbol values `values`: what a fresh `i64`

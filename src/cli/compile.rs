@@ -129,9 +129,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let guards: Vec<String> = s.guards.iter().map(|g| g.cond.to_string()).collect();
         println!(
             "  [{k}]{} {}",
-            s.error
-                .as_ref()
-                .map_or(String::new(), |e| format!(" ({e} error)")),
+            match &s.error {
+                Some(e) => format!(" ({e} error)"),
+                None if s.is_empty_output() => " (empty output)".to_string(),
+                None => String::new(),
+            },
             if guards.is_empty() {
                 "(no guards)".to_string()
             } else {

@@ -56,6 +56,13 @@ pub fn describe(a: &Artifact) -> String {
             at.join(",")
         };
         match (&sp.error, sp.plan.output_strides.first()) {
+            (None, _) if sp.is_empty_output() => {
+                // An empty output: its layout is the concrete build's, at dispatch.
+                let _ = writeln!(
+                    s,
+                    "specialization {k} (traced at {at}): empty output (layout computed at dispatch)"
+                );
+            }
             (None, Some(strides)) => {
                 let out: Vec<String> = strides.iter().map(|e| e.to_string()).collect();
                 let _ = writeln!(
