@@ -760,6 +760,42 @@ fn cli_check_answers_the_error_of_an_error_specialization() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The CLI on an empty-output specialization: `compile --cover` lists it, `guards` says what
+/// it is, `check` answers an empty binding with PyTorch's layout (the concrete build's; here
+/// the output `[0, 3]` of `[a, 1] + [b]` at `a = 0, b = 3`: strides `[3, 1]`), and `run`
+/// executes it (nothing to compute).
+#[test]
+fn cli_answers_empty_bindings_through_the_empty_output_specialization() {
+    let dir = std::env::temp_dir().join(format!("symstride-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = dir.join("spec.json");
+    let plan = dir.join("plan.json");
+    let json = r#"{"op":"add","inputs":[{"sizes":["a",1],"layout":"contiguous"},{"sizes":["b"],"layout":"contiguous"}],"hints":{"a":2,"b":3}}"#;
+    std::fs::write(&spec, json).unwrap();
+    let p = plan.to_str().unwrap();
+    let out = common::run(&["compile", spec.to_str().unwrap(), "--cover", "-o", p]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("(empty output)"), "{}", out.stdout);
+    let out = common::run(&["guards", p]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("empty output (layout computed at dispatch)"), "{}", out.stdout);
+    let spec_ = Spec::from_json(json).unwrap();
+    for (a, b) in [(0, 3), (0, 0), (0, 1), (4, 0)] {
+        let out = common::run(&["check", p, "--bind", &format!("a={a},b={b}")]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let v: Value = serde_json::from_str(&out.stdout).unwrap();
+        let fresh = concrete_plan(&spec_, &[a, b]).unwrap();
+        assert_eq!(v["pass"], Value::from(true), "{v}");
+        assert_eq!(v["output"]["sizes"], serde_json::json!(fresh.broadcast_shape), "{v}");
+        assert_eq!(v["output"]["strides"], serde_json::json!(fresh.output_strides[0]), "{v}");
+    }
+    let v: Value = serde_json::from_str(&common::run(&["check", p, "--bind", "a=0,b=3"]).stdout).unwrap();
+    assert_eq!(v["output"]["strides"], serde_json::json!([3, 1]), "{v}");
+    let out = common::run(&["run", p, "--bind", "a=0,b=3"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn check_of_one_binding_on_a_loaded_cover_is_fast() {
     // Target: under 10 us per binding (release). Measured over every public spec's cover
