@@ -69,20 +69,118 @@ fn prune_or(cond: &BoolExpr, mins: &[(Symbol, i64)]) -> BoolExpr {
         return cond.clone();
     };
     let mut keep: Vec<BoolExpr> = ds.to_vec();
+    // Each disjunct's value at sample points of the domain: `x` does not imply `y` where a
+    // point makes `x` true and `y` false, so most pairs need no proof (a cover's widened
+    // guard is tidied at every widening, and its disjuncts are pairwise independent).
+    let mut points = sample_points(cond, mins);
+    for d in &keep {
+        points.extend(witness_points(d, &cond.symbols(), mins));
+    }
+    let mut truth: Vec<Vec<Option<bool>>> = keep
+        .iter()
+        .map(|d| points.iter().map(|b| d.eval(b).ok()).collect())
+        .collect();
+    let refuted = |x: &[Option<bool>], y: &[Option<bool>]| {
+        x.iter()
+            .zip(y)
+            .any(|(a, b)| *a == Some(true) && *b == Some(false))
+    };
     let mut j = 0;
     while j < keep.len() && keep.len() > 1 {
         let x = keep[j].clone();
-        let subsumed = keep
-            .iter()
-            .enumerate()
-            .any(|(k, y)| k != j && implied(mins, std::iter::once(&x), y));
+        let subsumed = keep.iter().enumerate().any(|(k, y)| {
+            k != j && !refuted(&truth[j], &truth[k]) && implied(mins, std::iter::once(&x), y)
+        });
         if subsumed {
             keep.remove(j);
+            truth.remove(j);
         } else {
             j += 1;
         }
     }
     BoolExpr::or_all(keep)
+}
+
+/// Two bindings of `symbols` meant to satisfy the conjunction `d`: each symbol at the
+/// smallest (then the next) value its single-symbol literals in `d` allow (`s == k`, `s >=
+/// k`, `s <= k`, `s != k`; at least its minimum in `mins`). Random points rarely satisfy a
+/// conjunction that pins many symbols (`b == 1 && c == 1 && ... && i >= 2`), and a point
+/// where `d` fails refutes nothing; the caller evaluates `d` there anyway.
+fn witness_points(d: &BoolExpr, symbols: &[Symbol], mins: &[(Symbol, i64)]) -> Vec<Bindings> {
+    let lits: Vec<BoolExpr> = d.conjuncts().map_or_else(|| vec![d.clone()], |c| c.to_vec());
+    let mut choice: Vec<[i64; 2]> = Vec::with_capacity(symbols.len());
+    for s in symbols {
+        let min = mins.iter().find(|(m, _)| m == s).map_or(0, |(_, v)| *v);
+        let mut lo = min;
+        let (mut hi, mut eq, mut ne) = (i64::MAX, None, Vec::new());
+        for l in &lits {
+            let Some((rel, p)) = l.as_cmp() else { continue };
+            let Some(terms) = p.polynomial_terms() else { continue };
+            let (mut coef, mut c) = (0i64, 0i64);
+            let mut only_s = true;
+            for (k, fs) in &terms {
+                match fs.as_slice() {
+                    [] => c = *k,
+                    [(t, 1)] if t == s => coef = *k,
+                    _ => only_s = false,
+                }
+            }
+            if !only_s || !(coef == 1 || coef == -1) {
+                continue;
+            }
+            // `coef * s + c rel 0`.
+            let Some(v) = c.checked_neg().map(|n| n * coef) else { continue };
+            match (rel, coef) {
+                (Rel::Eq, _) => eq = Some(v),
+                (Rel::Ne, _) => ne.push(v),
+                (Rel::Le, 1) => hi = hi.min(v),
+                (Rel::Le, _) => lo = lo.max(v),
+            }
+        }
+        let mut vals = match eq {
+            Some(v) => vec![v, v],
+            None => (lo..lo.saturating_add(8))
+                .filter(|v| *v <= hi && !ne.contains(v))
+                .take(2)
+                .collect(),
+        };
+        while vals.len() < 2 {
+            vals.push(lo);
+        }
+        if vals.iter().any(|v| *v < min) {
+            // Outside the domain (a disjunct that cannot hold there): no refutation from it.
+            return Vec::new();
+        }
+        choice.push([vals[0], vals[1]]);
+    }
+    (0..2)
+        .map(|k| {
+            let values = choice.iter().map(|c| c[k]);
+            Bindings::from_pairs(symbols.iter().map(|s| s.as_str()).zip(values))
+        })
+        .collect()
+}
+
+/// Up to 64 bindings of `cond`'s symbols, each at least its minimum in `mins` (0 for a
+/// symbol not there) plus 0..=3, from a fixed pseudo-random sequence: points of the domain
+/// at which to refute implications before trying to prove them.
+fn sample_points(cond: &BoolExpr, mins: &[(Symbol, i64)]) -> Vec<Bindings> {
+    let syms = cond.symbols();
+    let lo: Vec<i64> = syms
+        .iter()
+        .map(|s| mins.iter().find(|(m, _)| m == s).map_or(0, |(_, v)| *v))
+        .collect();
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    (0..64)
+        .map(|_| {
+            Bindings::from_pairs(syms.iter().zip(&lo).map(|(s, &l)| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (s.as_str(), l.saturating_add((state >> 62) as i64))
+            }))
+        })
+        .collect()
 }
 
 /// `(s, k)` when `cond` is `s == k`.
@@ -593,6 +691,47 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The witness points of a conjunction of single-symbol literals satisfy it (so the
+    /// refutation before `prune_or`'s proofs can use them), and pruning keeps exactly the
+    /// disjuncts a pruning by proof alone keeps.
+    #[test]
+    fn witness_points_satisfy_simple_conjunctions_and_pruning_is_unchanged() {
+        let mins: Vec<(Symbol, i64)> =
+            ["a", "b", "c", "d"].iter().map(|n| (Symbol::new(n), 0)).collect();
+        for text in [
+            "b == 1 && c == 1 && d >= 2",
+            "a != 0 && a != 1 && b <= 2 && c >= 3",
+            "a == 0 && d != 2",
+            "c >= 1 && c <= 1",
+        ] {
+            let d = BoolExpr::parse(text).unwrap();
+            let pts = witness_points(&d, &d.symbols(), &mins);
+            assert_eq!(pts.len(), 2, "{text}");
+            for p in &pts {
+                assert!(d.eval(p).unwrap(), "{text}");
+            }
+        }
+        let cond = BoolExpr::parse(
+            "(a == 1 && b >= 2) || (a >= 1 && b >= 2) || (a == 0 && c == 1) || (a == 0 && c >= 1 && d != 1) || (b == 1 && c == 1 && d >= 2)",
+        )
+        .unwrap();
+        let pruned = prune_or(&cond, &mins);
+        let ds = cond.disjuncts().unwrap().to_vec();
+        let mut keep = ds.clone();
+        let mut j = 0;
+        while j < keep.len() && keep.len() > 1 {
+            let x = keep[j].clone();
+            let once = std::iter::once(&x);
+            if keep.iter().enumerate().any(|(k, y)| k != j && implied(&mins, once.clone(), y)) {
+                keep.remove(j);
+            } else {
+                j += 1;
+            }
+        }
+        assert_eq!(pruned, BoolExpr::or_all(keep));
+        assert!(pruned.disjuncts().unwrap().len() < ds.len());
+    }
 
     fn b(s: &str) -> BoolExpr {
         BoolExpr::parse(s).unwrap()

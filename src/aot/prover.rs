@@ -138,7 +138,7 @@ pub(crate) fn cover<T: CoverTarget>(
                 terms: Vec::new(),
             };
             let all = m.classes.iter().map(|c| flat_conjuncts(c)).collect();
-            let fresh = merge_into(target, o, &mut again, all, &mut refuter)?;
+            let fresh = merge_into(target, o, &mut again, all, 0, &mut refuter)?;
             if length(&fresh) < length(o) {
                 *o = fresh;
             }
@@ -1084,17 +1084,20 @@ fn widen<T: CoverTarget>(
     // before `new`, and usually far fewer terms) and the new class: merging from scratch
     // at every widening made a cover that widens one plan hundreds of times cubic in them.
     let mut terms: Vec<Vec<BoolExpr>> = std::mem::take(&mut merged.terms);
+    let closed = terms.len();
     terms.push(flat_conjuncts(new));
-    merge_into(target, host, merged, terms, refuter)
+    merge_into(target, host, merged, terms, closed, refuter)
 }
 
 /// `host` with the guards `terms` (a disjunction of conjunctions of literals, equivalent
-/// to the union of `merged`'s classes) simplify to, which `merged` keeps.
+/// to the union of `merged`'s classes) simplify to, which `merged` keeps. The first
+/// `closed` terms are the result of an earlier merge (see [`merge_disjunction`]).
 fn merge_into<T: CoverTarget>(
     target: &T,
     host: &T::Trace,
     merged: &mut Merged,
     terms: Vec<Vec<BoolExpr>>,
+    closed: usize,
     refuter: &mut Refuter,
 ) -> Result<T::Trace> {
     let classes = &merged.classes;
@@ -1103,7 +1106,7 @@ fn merge_into<T: CoverTarget>(
         .iter()
         .map(|n| (Symbol::new(n), 0))
         .collect();
-    let (common, terms) = merge_disjunction(terms, &mins, refuter);
+    let (common, terms) = merge_disjunction(terms, closed, &mins, refuter);
     merged.terms = rejoined(&common, &terms);
     let either = super::guards::tidy_or(
         &BoolExpr::or_all(terms.into_iter().map(BoolExpr::and_all)),
@@ -1144,22 +1147,40 @@ fn merge_into<T: CoverTarget>(
 /// A disjunction of conjunctions (`terms`, each a list of literals) as the literals every
 /// term shares and the remaining terms simplified under them ([`merge_terms`]):
 /// `common && (t1 || t2 || ...)` is equivalent to the input on the domain `mins`.
+///
+/// The first `closed` terms may be an earlier answer of this function (rejoined with its
+/// common literals) to which new terms were appended: when the new terms keep every
+/// literal those share, the shared literals are the same, no rule applies between two of
+/// the old terms (the earlier merge ran until none did), and only pairs with a new (or
+/// changed) term are examined. A widening of one cover entry by its hundredth class then
+/// costs a pass over the terms, not over their pairs (`[a, ..., j] + [a, 1, ..., 1]`, whose
+/// general plan absorbs 512 classes: see the `cover` module docs).
 fn merge_disjunction(
     terms: Vec<Vec<BoolExpr>>,
+    closed: usize,
     mins: &[(Symbol, i64)],
     refuter: &mut Refuter,
 ) -> (Vec<BoolExpr>, Vec<Vec<BoolExpr>>) {
-    let common: Vec<BoolExpr> = terms.first().map_or_else(Vec::new, |t0| {
-        t0.iter()
-            .filter(|x| terms.iter().all(|t| t.contains(x)))
-            .cloned()
-            .collect()
-    });
+    let shared = |ts: &[Vec<BoolExpr>]| -> Vec<BoolExpr> {
+        ts.first().map_or_else(Vec::new, |t0| {
+            t0.iter()
+                .filter(|x| ts.iter().all(|t| t.contains(x)))
+                .cloned()
+                .collect()
+        })
+    };
+    let common = shared(&terms);
+    let closed = closed.min(terms.len());
+    let closed = if closed > 0 && shared(&terms[..closed]) == common {
+        closed
+    } else {
+        0
+    };
     let mut terms: Vec<Vec<BoolExpr>> = terms
         .into_iter()
         .map(|t| t.into_iter().filter(|x| !common.contains(x)).collect())
         .collect();
-    merge_terms(&mut terms, mins, &common, refuter);
+    merge_terms(&mut terms, closed, mins, &common, refuter);
     (common, terms)
 }
 
@@ -1236,10 +1257,15 @@ fn union_literal(
 /// `x` and `y` with `!x` implying `y` there, become their common part).
 fn merge_terms(
     terms: &mut Vec<Vec<BoolExpr>>,
+    closed: usize,
     mins: &[(Symbol, i64)],
     common: &[BoolExpr],
     refuter: &mut Refuter,
 ) {
+    // `dirty[i]`: term `i` is new or changed, so its pairs with every term are examined; a
+    // pair of two clean terms was examined by the merge that produced them (see
+    // [`merge_disjunction`]) and gave nothing then, so it gives nothing now.
+    let mut dirty: Vec<bool> = (0..terms.len()).map(|i| i >= closed).collect();
     loop {
         let mut changed = false;
         // Absorption.
@@ -1247,11 +1273,13 @@ fn merge_terms(
         while i < terms.len() {
             let absorbed = (0..terms.len()).any(|j| {
                 j != i
+                    && (dirty[i] || dirty[j])
                     && terms[j].iter().all(|x| terms[i].contains(x))
                     && (terms[j].len() < terms[i].len() || j < i)
             });
             if absorbed {
                 terms.remove(i);
+                dirty.remove(i);
                 changed = true;
             } else {
                 i += 1;
@@ -1283,7 +1311,11 @@ fn merge_terms(
                     held.and(if m == k { f } else { t });
                 }
                 let candidates: Vec<usize> = (0..terms.len())
-                    .filter(|&j| j != i && truths[j].iter().all(|(_, f)| !held.meets(f)))
+                    .filter(|&j| {
+                        j != i
+                            && (dirty[i] || dirty[j])
+                            && truths[j].iter().all(|(_, f)| !held.meets(f))
+                    })
                     .collect();
                 let implies_other = !candidates.is_empty() && {
                     let mut facts = base.clone();
@@ -1302,6 +1334,7 @@ fn merge_terms(
                 if implies_other {
                     terms[i].remove(k);
                     truths[i].remove(k);
+                    dirty[i] = true;
                     changed = true;
                 } else {
                     k += 1;
@@ -1311,7 +1344,7 @@ fn merge_terms(
         // Resolution.
         'outer: for i in 0..terms.len() {
             for j in i + 1..terms.len() {
-                if terms[i].len() != terms[j].len() {
+                if terms[i].len() != terms[j].len() || !(dirty[i] || dirty[j]) {
                     continue;
                 }
                 let only_i: Vec<&BoolExpr> =
@@ -1331,7 +1364,9 @@ fn merge_terms(
                 facts.push(&not_x);
                 if decide_under(mins, &facts, y) == Some(true) {
                     terms[i] = shared;
+                    dirty[i] = true;
                     terms.remove(j);
+                    dirty.remove(j);
                     changed = true;
                     break 'outer;
                 }
@@ -1341,7 +1376,9 @@ fn merge_terms(
                     let mut t = shared;
                     t.push(z);
                     terms[i] = t;
+                    dirty[i] = true;
                     terms.remove(j);
+                    dirty.remove(j);
                     changed = true;
                     break 'outer;
                 }
@@ -1516,8 +1553,8 @@ mod tests {
                 })
                 .collect();
             let (mut with, mut without) = (terms.clone(), terms.clone());
-            merge_terms(&mut with, &mins, &[], &mut Refuter::new(3));
-            merge_terms(&mut without, &mins, &[], &mut Refuter::without_points());
+            merge_terms(&mut with, 0, &mins, &[], &mut Refuter::new(3));
+            merge_terms(&mut without, 0, &mins, &[], &mut Refuter::without_points());
             assert_eq!(with, without, "{terms:?}");
             merged_some += usize::from(with != terms);
         }
@@ -1525,9 +1562,10 @@ mod tests {
     }
 
     /// Widening one class at a time (each class merged into the disjunction merged so far,
-    /// as the cover does) keeps exactly the union of the classes: on random classes over
-    /// three symbols, at every point of the grid `0..=4`, the merged guard holds iff some
-    /// class does.
+    /// as the cover does, examining only the pairs with a new term) keeps exactly the union
+    /// of the classes: on random classes over three symbols, at every point of the grid
+    /// `0..=4`, the merged guard holds iff some class does; and each incremental merge equals
+    /// a merge that examines every pair.
     #[test]
     fn widening_one_class_at_a_time_keeps_the_union() {
         let pool = lits(&[
@@ -1554,8 +1592,13 @@ mod tests {
             let mut refuter = Refuter::new(3);
             let mut merged: Vec<Vec<BoolExpr>> = vec![classes[0].clone()];
             for c in &classes[1..] {
+                let closed = merged.len();
                 merged.push(c.clone());
-                let (common, terms) = merge_disjunction(merged, &mins, &mut refuter);
+                // The incremental merge (pairs of two old terms skipped) gives exactly the
+                // terms of a merge that examines every pair.
+                let (c0, t0) = merge_disjunction(merged.clone(), 0, &mins, &mut refuter);
+                let (common, terms) = merge_disjunction(merged, closed, &mins, &mut refuter);
+                assert_eq!((&common, &terms), (&c0, &t0), "{classes:?}");
                 merged = rejoined(&common, &terms);
             }
             let union = BoolExpr::or_all(classes.iter().cloned().map(BoolExpr::and_all));
