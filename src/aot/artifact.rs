@@ -1,7 +1,7 @@
 //! The artifact: a spec and its specializations, as versioned JSON, validated on load.
 
 use super::retrace::Hints;
-use super::cover::{compile_cover, cover_domain, uncovered_region, CompileOptions, Coverage};
+use super::cover::{cover_domain, uncovered_region, CompileOptions, Coverage};
 use super::spec::Spec;
 use super::specialization::Specialization;
 use super::trace::{concrete_plan, ELEMENT_SIZE};
@@ -159,7 +159,8 @@ pub(crate) fn strings(v: &[Expr]) -> Vec<String> {
 impl Artifact {
     /// Compiles `spec` (see [`CompileOptions`]).
     pub fn compile(spec: &Spec, options: &CompileOptions) -> Result<Artifact> {
-        let (mut specializations, coverage) = compile_cover(spec, options)?;
+        let (mut specializations, coverage, traced) =
+            super::cover::compile_cover_traced(spec, options)?;
         // Each specialization goes through the loader's verification now (a compile never
         // writes what its own loader would reject), which records the points it re-traced
         // at: stored, they let a load skip its search for them (`aot::retrace`).
@@ -168,7 +169,8 @@ impl Artifact {
             .par_iter_mut()
             .enumerate()
             .try_for_each(|(k, s)| -> Result<()> {
-                let points = super::retrace::verify_with(spec, s, Hints::Record).map_err(|e| {
+                let verified = super::retrace::verify_with(spec, s, Hints::Record, &traced);
+                let points = verified.map_err(|e| {
                     Error::invalid(format!(
                         "internal: specialization {k} of the compile does not verify: {e}"
                     ))

@@ -68,14 +68,21 @@ fn reject(message: String) -> Error {
 /// `stored.verify_points` are tried first where a region needs a point (see
 /// [`verify_stored_seeded`]).
 pub(super) fn verify(spec: &Spec, stored: &Specialization) -> Result<Verification> {
-    verify_with(spec, stored, Hints::from(stored.verify_points.as_deref()))
+    verify_with(spec, stored, Hints::from(stored.verify_points.as_deref()), &[])
 }
 
 /// [`verify`] with the hints given: what a compile runs ([`Hints::Record`]) to find them.
+/// `pool`: traces of `spec` the caller made already (a compile's cover, whose traces are
+/// [`trace_or_error`](super::trace::trace_or_error)'s), used where a region contains their
+/// point instead of tracing there again (each still counts as a trace of the verification
+/// and is recorded among its points). Only traces equal to what the verification's own
+/// trace at their point would give are taken: for a plan (re-traced under
+/// [`EmptyRule::ZeroClassPlan`]) not the empty-output ones.
 pub(super) fn verify_with(
     spec: &Spec,
     stored: &Specialization,
     hints: Hints,
+    pool: &[Specialization],
 ) -> Result<Verification> {
     let (payload, rule) = match (&stored.error, stored.is_empty_output()) {
         (Some(category), _) => (Answer::Error(category.clone()), EmptyRule::EmptyOutput),
@@ -86,11 +93,28 @@ pub(super) fn verify_with(
         // guards admit such a point is checked against that pattern's traced plan).
         (None, false) => (Answer::Plan(stored.plan.clone()), EmptyRule::ZeroClassPlan),
     };
-    verify_stored(
+    let pool: Vec<Rc<Traced<Answer>>> = pool
+        .iter()
+        .filter(|t| rule == EmptyRule::EmptyOutput || !t.is_empty_output())
+        .map(|t| {
+            Rc::new(Traced {
+                traced_at: t.traced_at.clone(),
+                guards: t.guards.clone(),
+                payload: match (&t.error, t.is_empty_output()) {
+                    (Some(c), _) => Answer::Error(c.clone()),
+                    (None, true) => Answer::EmptyOutput,
+                    (None, false) => Answer::Plan(t.plan.clone()),
+                },
+            })
+        })
+        .collect();
+    verify_stored_pooled(
         &SpecSubject(spec, rule),
         &stored.traced_at,
         &stored.guards,
         &payload,
+        None,
+        pool,
         hints,
     )
 }
@@ -139,18 +163,8 @@ impl Hints<'_> {
 }
 
 /// Verifies a stored specialization of `subject` (its trace point, guards and payload)
-/// against fresh traces: ONE verification for single-op specs and programs.
-pub(crate) fn verify_stored<S: Retrace>(
-    subject: &S,
-    traced_at: &[i64],
-    guards: &[Guard],
-    payload: &S::Payload,
-    hints: Hints,
-) -> Result<Verification> {
-    verify_stored_seeded(subject, traced_at, guards, payload, None, hints)
-}
-
-/// [`verify_stored`] given the caller's own trace at `traced_at` (its guards and payload,
+/// against fresh traces: ONE verification for single-op specs and programs. `seed`: the
+/// caller's own trace at `traced_at` (its guards and payload,
 /// from [`Retrace::retrace`] there): the verifier uses it as its first trace instead of
 /// tracing at that point again. It counts against the budget as that trace would.
 ///
@@ -168,6 +182,19 @@ pub(crate) fn verify_stored_seeded<S: Retrace>(
     guards: &[Guard],
     payload: &S::Payload,
     seed: Option<(Vec<Guard>, S::Payload)>,
+    hints: Hints,
+) -> Result<Verification> {
+    verify_stored_pooled(subject, traced_at, guards, payload, seed, Vec::new(), hints)
+}
+
+/// [`verify_stored_seeded`] with a pool of traces already made (see [`verify_with`]).
+fn verify_stored_pooled<S: Retrace>(
+    subject: &S,
+    traced_at: &[i64],
+    guards: &[Guard],
+    payload: &S::Payload,
+    seed: Option<(Vec<Guard>, S::Payload)>,
+    pool: Vec<Rc<Traced<S::Payload>>>,
     hints: Hints,
 ) -> Result<Verification> {
     let facts: Vec<BoolExpr> = guards.iter().map(|g| g.cond.clone()).collect();
@@ -193,6 +220,7 @@ pub(crate) fn verify_stored_seeded<S: Retrace>(
         payload,
         budget: hints.budget(branches) - traces.len(),
         traces,
+        pool,
         hints: hints.points(),
         searches: 0,
     };
@@ -233,6 +261,8 @@ struct Verifier<'a, S: Retrace> {
     /// Traces made so far (point, trace), reused when a region contains their point.
     traces: Vec<Rc<Traced<S::Payload>>>,
     budget: usize,
+    /// Traces made by the caller, taken (into `traces`) when a region contains their point.
+    pool: Vec<Rc<Traced<S::Payload>>>,
     /// Points to try first (see [`verify_stored_seeded`]).
     hints: Option<&'a [Vec<i64>]>,
     /// See [`Verification::searches`].
@@ -310,6 +340,14 @@ impl<S: Retrace> Verifier<'_, S> {
         let region = Region::new(syms, facts);
         if let Some(t) = self.traces.iter().find(|t| region.holds(&t.traced_at)) {
             return Ok(Some(Rc::clone(t)));
+        }
+        if self.budget > 0 {
+            if let Some(i) = self.pool.iter().position(|t| region.holds(&t.traced_at)) {
+                self.budget -= 1;
+                let t = self.pool.swap_remove(i);
+                self.traces.push(Rc::clone(&t));
+                return Ok(Some(t));
+            }
         }
         // The probe grid first, then the (cheap) proof that the region is empty, and only
         // then the witness search: splitting regions on traced guards makes many empty
