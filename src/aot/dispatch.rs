@@ -587,14 +587,7 @@ impl Dispatcher {
 
 /// An empty plan to instantiate into.
 pub fn empty_plan() -> Plan<i64> {
-    Plan {
-        shape: Vec::new(),
-        operands: Vec::new(),
-        num_outputs: 0,
-        broadcast_shape: Vec::new(),
-        output_strides: Vec::new(),
-        perm: Vec::new(),
-    }
+    Plan::nothing()
 }
 
 #[cfg(test)]

@@ -198,12 +198,5 @@ impl Specialization {
 
 /// The plan of an error or empty-output specialization: nothing.
 fn no_plan() -> Plan<Expr> {
-    Plan {
-        shape: Vec::new(),
-        operands: Vec::new(),
-        num_outputs: 0,
-        broadcast_shape: Vec::new(),
-        output_strides: Vec::new(),
-        perm: Vec::new(),
-    }
+    Plan::nothing()
 }

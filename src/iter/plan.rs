@@ -97,6 +97,19 @@ impl<I: PlanInt> Plan<I> {
 }
 
 impl<I> Plan<I> {
+    /// A plan with nothing in it (no dims, no operands): what an error or empty-output
+    /// specialization stores, and a buffer to instantiate plans into.
+    pub fn nothing() -> Plan<I> {
+        Plan {
+            shape: Vec::new(),
+            operands: Vec::new(),
+            num_outputs: 0,
+            broadcast_shape: Vec::new(),
+            output_strides: Vec::new(),
+            perm: Vec::new(),
+        }
+    }
+
     /// Applies `f` to every integer of the plan (e.g. evaluating a symbolic plan at a binding:
     /// `plan.try_map(|s| s.eval(&bindings))`), keeping its structure.
     pub fn try_map<J, E>(&self, mut f: impl FnMut(&I) -> Result<J, E>) -> Result<Plan<J>, E> {
