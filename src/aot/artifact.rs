@@ -595,12 +595,7 @@ fn load_plan_specialization(
     };
     let spec_ = Specialization::new(spec, traced_at.clone(), guards, plan)?;
     // Semantic check at the trace point.
-    if let Some(g) = spec_.first_failing_guard(&traced_at)? {
-        return Err(art(format!(
-            "guard {g} (`{}`) does not hold at the values it was traced at",
-            spec_.guards[g].cond
-        )));
-    }
+    guards_hold_at_trace_point(&spec_)?;
     let expected = concrete_plan(spec, &traced_at)?;
     let got = spec_.instantiate(&traced_at)?;
     if got != expected {
@@ -623,12 +618,7 @@ fn load_empty_output_specialization(
         return Err(art("an empty-output specialization has an empty plan"));
     }
     let s = Specialization::new_empty_output(spec, traced_at.clone(), guards)?;
-    if let Some(g) = s.first_failing_guard(&traced_at)? {
-        return Err(art(format!(
-            "guard {g} (`{}`) does not hold at the values it was traced at",
-            s.guards[g].cond
-        )));
-    }
+    guards_hold_at_trace_point(&s)?;
     match concrete_plan(spec, &traced_at) {
         Ok(plan) if plan.is_statically_empty() => Ok(s),
         Ok(_) => Err(art(
@@ -637,6 +627,17 @@ fn load_empty_output_specialization(
         Err(e) => Err(art(format!(
             "an empty-output specialization, but the build at the values it was traced at fails: {e}"
         ))),
+    }
+}
+
+/// Every guard of `s` holds at the values it was traced at.
+fn guards_hold_at_trace_point(s: &Specialization) -> Result<()> {
+    match s.first_failing_guard(&s.traced_at)? {
+        Some(g) => Err(art(format!(
+            "guard {g} (`{}`) does not hold at the values it was traced at",
+            s.guards[g].cond
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -667,12 +668,7 @@ fn load_error_specialization(
         return Err(art("an error specialization has an empty plan"));
     }
     let s = Specialization::new_error(spec, traced_at.clone(), guards, category)?;
-    if let Some(g) = s.first_failing_guard(&traced_at)? {
-        return Err(art(format!(
-            "guard {g} (`{}`) does not hold at the values it was traced at",
-            s.guards[g].cond
-        )));
-    }
+    guards_hold_at_trace_point(&s)?;
     match concrete_plan(spec, &traced_at) {
         Err(e) if e.category() == category => Ok(s),
         Err(e) => Err(art(format!(

@@ -72,9 +72,10 @@ fn prune_or(cond: &BoolExpr, mins: &[(Symbol, i64)]) -> BoolExpr {
     // Each disjunct's value at sample points of the domain: `x` does not imply `y` where a
     // point makes `x` true and `y` false, so most pairs need no proof (a cover's widened
     // guard is tidied at every widening, and its disjuncts are pairwise independent).
-    let mut points = sample_points(cond, mins);
+    let symbols = cond.symbols();
+    let mut points = sample_points(&symbols, mins);
     for d in &keep {
-        points.extend(witness_points(d, &cond.symbols(), mins));
+        points.extend(witness_points(d, &symbols, mins));
     }
     let mut truth: Vec<Vec<Option<bool>>> = keep
         .iter()
@@ -161,11 +162,10 @@ fn witness_points(d: &BoolExpr, symbols: &[Symbol], mins: &[(Symbol, i64)]) -> V
         .collect()
 }
 
-/// Up to 64 bindings of `cond`'s symbols, each at least its minimum in `mins` (0 for a
-/// symbol not there) plus 0..=3, from a fixed pseudo-random sequence: points of the domain
-/// at which to refute implications before trying to prove them.
-fn sample_points(cond: &BoolExpr, mins: &[(Symbol, i64)]) -> Vec<Bindings> {
-    let syms = cond.symbols();
+/// 64 bindings of `syms`, each at least its minimum in `mins` (0 for a symbol not there)
+/// plus 0..=3, from a fixed pseudo-random sequence: points of the domain at which to
+/// refute implications before trying to prove them.
+fn sample_points(syms: &[Symbol], mins: &[(Symbol, i64)]) -> Vec<Bindings> {
     let lo: Vec<i64> = syms
         .iter()
         .map(|s| mins.iter().find(|(m, _)| m == s).map_or(0, |(_, v)| *v))

@@ -84,14 +84,14 @@ pub(super) fn verify_with(
     hints: Hints,
     pool: &[Specialization],
 ) -> Result<Verification> {
-    let (payload, rule) = match (&stored.error, stored.is_empty_output()) {
-        (Some(category), _) => (Answer::Error(category.clone()), EmptyRule::EmptyOutput),
-        (None, true) => (Answer::EmptyOutput, EmptyRule::EmptyOutput),
+    let payload = stored.answer();
+    let rule = match payload {
         // A plan: re-traced with the rule it may have been compiled under (artifacts written
         // before empty-output specializations widened plans over zero patterns; a plan is
         // never the answer at an empty point under the current rule, so a plan whose
         // guards admit such a point is checked against that pattern's traced plan).
-        (None, false) => (Answer::Plan(stored.plan.clone()), EmptyRule::ZeroClassPlan),
+        Answer::Plan(_) => EmptyRule::ZeroClassPlan,
+        Answer::EmptyOutput | Answer::Error(_) => EmptyRule::EmptyOutput,
     };
     let pool: Vec<Rc<Traced<Answer>>> = pool
         .iter()
@@ -100,11 +100,7 @@ pub(super) fn verify_with(
             Rc::new(Traced {
                 traced_at: t.traced_at.clone(),
                 guards: t.guards.clone(),
-                payload: match (&t.error, t.is_empty_output()) {
-                    (Some(c), _) => Answer::Error(c.clone()),
-                    (None, true) => Answer::EmptyOutput,
-                    (None, false) => Answer::Plan(t.plan.clone()),
-                },
+                payload: t.answer(),
             })
         })
         .collect();

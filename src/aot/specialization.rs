@@ -97,7 +97,7 @@ impl Specialization {
         guards: Vec<Guard>,
         category: &str,
     ) -> Result<Specialization> {
-        let mut s = Specialization::new(spec, traced_at, guards, no_plan())?;
+        let mut s = Specialization::new(spec, traced_at, guards, Plan::nothing())?;
         s.error = Some(category.to_string());
         Ok(s)
     }
@@ -114,9 +114,19 @@ impl Specialization {
         traced_at: Vec<i64>,
         guards: Vec<Guard>,
     ) -> Result<Specialization> {
-        let mut s = Specialization::new(spec, traced_at, guards, no_plan())?;
+        let mut s = Specialization::new(spec, traced_at, guards, Plan::nothing())?;
         s.empty_output = Some(std::sync::Arc::new(spec.clone()));
         Ok(s)
+    }
+
+    /// What every binding the guards admit gets: the plan, an empty output, or the error.
+    pub(crate) fn answer(&self) -> super::trace::Answer {
+        use super::trace::Answer;
+        match (&self.error, self.is_empty_output()) {
+            (Some(category), _) => Answer::Error(category.clone()),
+            (None, true) => Answer::EmptyOutput,
+            (None, false) => Answer::Plan(self.plan.clone()),
+        }
     }
 
     /// True for an empty-output specialization ([`Specialization::new_empty_output`]).
@@ -125,7 +135,7 @@ impl Specialization {
     }
 
     /// The concrete plan of an empty-output specialization at `values`.
-    fn empty_plan(&self, spec: &Spec, values: &[i64]) -> Result<Plan<i64>> {
+    fn concrete_empty_plan(&self, spec: &Spec, values: &[i64]) -> Result<Plan<i64>> {
         let plan = super::trace::concrete_plan(spec, values)?;
         if !plan.is_statically_empty() {
             return Err(Error::invalid(format!(
@@ -161,7 +171,7 @@ impl Specialization {
             return Err(self.no_plan());
         }
         if let Some(spec) = &self.empty_output {
-            return self.empty_plan(spec, values);
+            return self.concrete_empty_plan(spec, values);
         }
         let mut p = self.program.skeleton();
         self.program.instantiate_into(values, &mut p)?;
@@ -176,7 +186,7 @@ impl Specialization {
             return Err(self.no_plan());
         }
         if let Some(spec) = &self.empty_output {
-            *out = self.empty_plan(spec, values)?;
+            *out = self.concrete_empty_plan(spec, values)?;
             return Ok(());
         }
         self.program.instantiate_into(values, out)
@@ -188,7 +198,7 @@ impl Specialization {
             return Err(self.no_plan());
         }
         if let Some(spec) = &self.empty_output {
-            let plan = self.empty_plan(spec, values)?;
+            let plan = self.concrete_empty_plan(spec, values)?;
             let strides = plan.output_strides.into_iter().next().unwrap_or_default();
             return Ok((plan.broadcast_shape, strides));
         }
@@ -196,7 +206,3 @@ impl Specialization {
     }
 }
 
-/// The plan of an error or empty-output specialization: nothing.
-fn no_plan() -> Plan<Expr> {
-    Plan::nothing()
-}
