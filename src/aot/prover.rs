@@ -128,17 +128,25 @@ pub(crate) fn cover<T: CoverTarget>(
     // kept when shorter (the two are equivalent on the domain, so the proof stands). Not
     // for entries of more than `REMERGE_MAX_CLASSES` classes, where one merge of them all
     // costs what the incremental merging saved.
+    // The widened guards are tidied here too, once per entry (`Tidy::Yes`): during the
+    // split they are the merged terms as they stand, which the split reads as well.
     for (o, m) in out.iter_mut().zip(&mut classes) {
-        if (2..=REMERGE_MAX_CLASSES).contains(&m.classes.len()) {
+        if m.classes.len() < 2 {
+            continue;
+        }
+        *o = guarded(target, o, m, Tidy::Yes)?;
+        if m.classes.len() <= REMERGE_MAX_CLASSES {
             let length = |t: &T::Trace| -> usize {
                 target.guards(t).iter().map(|g| g.cond.to_string().len()).sum()
             };
             let mut again = Merged {
                 classes: m.classes.clone(),
                 terms: Vec::new(),
+                common: Vec::new(),
+                rest: Vec::new(),
             };
             let all = m.classes.iter().map(|c| flat_conjuncts(c)).collect();
-            let fresh = merge_into(target, o, &mut again, all, 0, &mut refuter)?;
+            let fresh = merge_into(target, o, &mut again, all, 0, &mut refuter, Tidy::Yes)?;
             if length(&fresh) < length(o) {
                 *o = fresh;
             }
@@ -1086,7 +1094,18 @@ fn widen<T: CoverTarget>(
     let mut terms: Vec<Vec<BoolExpr>> = std::mem::take(&mut merged.terms);
     let closed = terms.len();
     terms.push(flat_conjuncts(new));
-    merge_into(target, host, merged, terms, closed, refuter)
+    merge_into(target, host, merged, terms, closed, refuter, Tidy::No)
+}
+
+/// Whether [`merge_into`] tidies the widened guard ([`super::guards::tidy_or`]: drops the
+/// literals and disjuncts the rest implies). Only the readability of the guard depends on
+/// it, not what it admits, so a cover tidies each entry once, after the split: tidying at
+/// every widening cost a third of the cover of `[a, ..., j] + [a, 1, ..., 1]`, whose
+/// general plan is widened 510 times.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Tidy {
+    Yes,
+    No,
 }
 
 /// `host` with the guards `terms` (a disjunction of conjunctions of literals, equivalent
@@ -1099,23 +1118,46 @@ fn merge_into<T: CoverTarget>(
     terms: Vec<Vec<BoolExpr>>,
     closed: usize,
     refuter: &mut Refuter,
+    tidy: Tidy,
 ) -> Result<T::Trace> {
-    let classes = &merged.classes;
-    let mins: Vec<(Symbol, i64)> = target
+    let mins = symbol_mins(target);
+    let (common, rest) = merge_disjunction(terms, closed, &mins, refuter);
+    merged.terms = rejoined(&common, &rest);
+    merged.common = common;
+    merged.rest = rest;
+    guarded(target, host, merged, tidy)
+}
+
+/// Every symbol of `target` with its lower bound 0 (the cover's domain).
+fn symbol_mins<T: CoverTarget>(target: &T) -> Vec<(Symbol, i64)> {
+    target
         .symbols()
         .iter()
         .map(|n| (Symbol::new(n), 0))
-        .collect();
-    let (common, terms) = merge_disjunction(terms, closed, &mins, refuter);
-    merged.terms = rejoined(&common, &terms);
-    let either = super::guards::tidy_or(
-        &BoolExpr::or_all(terms.into_iter().map(BoolExpr::and_all)),
-        &mins,
-        &common.iter().collect::<Vec<_>>(),
-    );
+        .collect()
+}
+
+/// `host` with the guards of `merged`'s last merge: its common literals (with the reasons
+/// of the first class that has them) and the disjunction of the rest, tidied or not.
+fn guarded<T: CoverTarget>(
+    target: &T,
+    host: &T::Trace,
+    merged: &Merged,
+    tidy: Tidy,
+) -> Result<T::Trace> {
+    let (classes, common) = (&merged.classes, &merged.common);
+    let either = BoolExpr::or_all(merged.rest.iter().cloned().map(BoolExpr::and_all));
+    let either = match tidy {
+        Tidy::Yes => super::guards::tidy_or(
+            &either,
+            &symbol_mins(target),
+            &common.iter().collect::<Vec<_>>(),
+        ),
+        Tidy::No => either,
+    };
     // The shared guards keep their reasons (from the first class that has them whole).
     let mut guards: Vec<Guard> = Vec::new();
-    for c in &common {
+    for c in common {
         let reason = classes
             .iter()
             .flatten()
@@ -1200,6 +1242,10 @@ fn rejoined(common: &[BoolExpr], terms: &[Vec<BoolExpr>]) -> Vec<Vec<BoolExpr>> 
 struct Merged {
     classes: Vec<Vec<Guard>>,
     terms: Vec<Vec<BoolExpr>>,
+    /// The last merge's answer ([`merge_disjunction`]): the literals every term shares, and
+    /// the terms without them.
+    common: Vec<BoolExpr>,
+    rest: Vec<Vec<BoolExpr>>,
 }
 
 impl Merged {
@@ -1207,6 +1253,8 @@ impl Merged {
         Merged {
             classes: vec![guards.to_vec()],
             terms: vec![flat_conjuncts(guards)],
+            common: Vec::new(),
+            rest: Vec::new(),
         }
     }
 }
@@ -1289,10 +1337,6 @@ fn merge_terms(
         // term (`s == 0 || (s >= 1 && s != 1)` is `s == 0 || s != 1`).
         // The facts are assumed once per literal and then decide every other term's
         // literals (assuming them per decision made wide covers quadratic in the terms).
-        let mut base = Facts::new(mins);
-        for c in common {
-            base.assume(c);
-        }
         // One pass drops every literal it can (re-checking a term's remaining literals
         // after each drop); the outer loop repeats passes until nothing changes. Sample
         // points where the facts hold rule most other terms out before any proof: a term
@@ -1318,13 +1362,7 @@ fn merge_terms(
                     })
                     .collect();
                 let implies_other = !candidates.is_empty() && {
-                    let mut facts = base.clone();
-                    for (m, z) in terms[i].iter().enumerate() {
-                        if m != k {
-                            facts.assume(z);
-                        }
-                    }
-                    facts.assume(&terms[i][k].not());
+                    let facts = refuter.premise(mins, common, &terms[i], k);
                     candidates.iter().any(|&j| {
                         terms[j]
                             .iter()
@@ -1426,6 +1464,11 @@ impl Bits {
 struct Refuter {
     points: Vec<Vec<i64>>,
     cache: HashMap<BoolExpr, (Bits, Bits)>,
+    /// The facts of a premise of [`merge_terms`] (the common literals, a term without one
+    /// literal, and that literal negated), by its literals. A cover widening one entry
+    /// hundreds of times asks the same premises of its unchanged terms at every widening;
+    /// assuming them again was half of the merging (`[a, ..., j] + [a, 1, ..., 1]`).
+    premises: HashMap<Vec<BoolExpr>, Facts>,
 }
 
 impl Refuter {
@@ -1466,6 +1509,7 @@ impl Refuter {
         Refuter {
             points,
             cache: HashMap::new(),
+            premises: HashMap::new(),
         }
     }
 
@@ -1476,7 +1520,34 @@ impl Refuter {
         Refuter {
             points: Vec::new(),
             cache: HashMap::new(),
+            premises: HashMap::new(),
         }
+    }
+
+    /// The facts `mins`, `common`, `term` without its literal `k`, and that literal negated.
+    fn premise(
+        &mut self,
+        mins: &[(Symbol, i64)],
+        common: &[BoolExpr],
+        term: &[BoolExpr],
+        k: usize,
+    ) -> &Facts {
+        /// Beyond this many cached premises the cache starts over (memory stays bounded).
+        const MAX_PREMISES: usize = 20_000;
+        let mut key: Vec<BoolExpr> = common.to_vec();
+        key.extend(term.iter().enumerate().filter(|(m, _)| *m != k).map(|(_, z)| z.clone()));
+        key.push(term[k].not());
+        if !self.premises.contains_key(&key) {
+            if self.premises.len() >= MAX_PREMISES {
+                self.premises.clear();
+            }
+            let mut facts = Facts::new(mins);
+            for z in &key {
+                facts.assume(z);
+            }
+            self.premises.insert(key.clone(), facts);
+        }
+        &self.premises[&key]
     }
 
     /// Where `c` is certainly true, and where it is certainly false (a point where it
