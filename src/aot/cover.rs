@@ -97,7 +97,13 @@
 //!   what it writes takes the cover's own traces where a region contains their point
 //!   (`compile_cover_traced`, `retrace::verify_with`'s pool) instead of tracing there
 //!   again: `[a, ..., j] + [j]` 1.34 → 0.98 s, `+ [g, h, i, j]` 3.2 → 2.7 s, the bias 6.0 →
-//!   5.4 s.
+//!   5.4 s. Then, with the same guards: the widened guards are tidied once per entry after
+//!   the split instead of at every widening (`prover::Tidy`), the merge's premises are
+//!   remembered across widenings, `guards::prune_or` remembers its answers (the traces of
+//!   one cover repeat their disjunctions), and conjunctions of single-symbol comparisons
+//!   (boxes, `cube.rs`) are decided by interval arithmetic in the merge and in the split's
+//!   emptiness test: `[a, ..., j] + [j]` 0.98 → 0.55 s, `+ [g, h, i, j]` 2.7 → 0.95 s, the
+//!   bias 5.4 → 1.7 s (of which tracing its 1,024 classes is 0.8 s).
 
 use super::prover::{cover, equal_under, uncovered_by, CoverTarget};
 use super::spec::Spec;

@@ -21,6 +21,8 @@
 //! dropped) logically equivalent, so the admitted bindings are exactly the same.
 
 use crate::sym::{decide_under, Bindings, BoolExpr, Expr, Facts, Guard, Rel, Symbol};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// Decides `goal` under the symbols' ranges and `facts`.
 fn implied<'a>(
@@ -65,6 +67,35 @@ fn prune_or(cond: &BoolExpr, mins: &[(Symbol, i64)]) -> BoolExpr {
     if let Some(parts) = cond.conjuncts() {
         return BoolExpr::and_all(parts.iter().map(|c| prune_or(c, mins)));
     }
+    if cond.disjuncts().is_none() {
+        return cond.clone();
+    }
+    // The traces of one cover meet the same disjunctions again and again (the rank-10 `[a,
+    // ..., j] + [a, 1, ..., 1]` traces about a thousand classes, whose coalescing guards
+    // repeat): the answer depends on `cond` and `mins` only, so it is remembered.
+    type Memo = HashMap<(BoolExpr, Vec<(Symbol, i64)>), BoolExpr>;
+    thread_local! {
+        static MEMO: RefCell<Memo> = RefCell::new(HashMap::new());
+    }
+    /// Beyond this many remembered answers the memo starts over.
+    const MAX_MEMO: usize = 4096;
+    let key = (cond.clone(), mins.to_vec());
+    if let Some(hit) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
+        return hit;
+    }
+    let pruned = prune_disjuncts(cond, mins);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MAX_MEMO {
+            m.clear();
+        }
+        m.insert(key, pruned.clone());
+    });
+    pruned
+}
+
+/// [`prune_or`] of a disjunction, computed.
+fn prune_disjuncts(cond: &BoolExpr, mins: &[(Symbol, i64)]) -> BoolExpr {
     let Some(ds) = cond.disjuncts() else {
         return cond.clone();
     };

@@ -157,6 +157,7 @@
 
 mod artifact;
 mod cover;
+mod cube;
 mod dispatch;
 mod exec;
 mod guards;

@@ -1,0 +1,298 @@
+//! Conjunctions of single-symbol comparisons (`b == 1`, `c >= 2`, `d != 0`) as boxes of
+//! integer sets, so that the merge of a cover's classes decides implications between them
+//! by interval arithmetic instead of the decision procedure.
+//!
+//! # Why
+//!
+//! The classes a cover merges into one plan are mostly such boxes: two plans of the
+//! rank-10 `[a, ..., j] + [a, 1, ..., 1]` absorb 511 classes each, each class a
+//! conjunction of `x == 1` / `x >= 2` literals. The merge asks, per widening, whether a term with one
+//! literal negated lies inside another term; assuming the literals into a [`Facts`] for
+//! every such question was most of the merge. On a box the question is a subset test per
+//! symbol, and it is exact (over the integers, with every symbol at least its domain
+//! minimum), where the decision procedure may answer "unknown". Anything else (two symbols
+//! in one literal, a product, a coefficient other than one or minus one) is not a box, and
+//! the caller falls back to the decision procedure. The case split asks the same of its
+//! regions (is this conjunction of literals empty?), and answers boxes here too.
+//!
+//! [`Facts`]: crate::sym::Facts
+
+use crate::sym::{BoolExpr, Rel, Symbol};
+use smallvec::{smallvec, SmallVec};
+
+/// A set of integers: sorted, disjoint, non-adjacent inclusive ranges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct IntSet(SmallVec<[(i64, i64); 2]>);
+
+impl IntSet {
+    /// Every integer.
+    pub(crate) fn all() -> IntSet {
+        IntSet(smallvec![(i64::MIN, i64::MAX)])
+    }
+
+    /// The integers not in the set.
+    pub(crate) fn complement(&self) -> IntSet {
+        let mut out = SmallVec::new();
+        let mut next = Some(i64::MIN);
+        for &(lo, hi) in &self.0 {
+            if let Some(n) = next {
+                if lo > n {
+                    out.push((n, lo - 1));
+                }
+            }
+            next = hi.checked_add(1);
+        }
+        if let Some(n) = next {
+            out.push((n, i64::MAX));
+        }
+        IntSet(out)
+    }
+
+    /// The integers in both sets.
+    pub(crate) fn intersect(&self, other: &IntSet) -> IntSet {
+        let (mut i, mut j, mut out) = (0, 0, SmallVec::new());
+        while i < self.0.len() && j < other.0.len() {
+            let (a, b) = (self.0[i], other.0[j]);
+            let (lo, hi) = (a.0.max(b.0), a.1.min(b.1));
+            if lo <= hi {
+                out.push((lo, hi));
+            }
+            if a.1 < b.1 {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        IntSet(out)
+    }
+
+    /// Whether every integer `>= min` of `self` is in `other` (no allocation: the merge asks
+    /// this hundreds of thousands of times).
+    pub(crate) fn subset_of_from(&self, min: i64, other: &IntSet) -> bool {
+        let mut j = 0;
+        for &(lo, hi) in &self.0 {
+            if hi < min {
+                continue;
+            }
+            let lo = lo.max(min);
+            // A range lies inside `other` only within one of its ranges (they are disjoint
+            // and non-adjacent).
+            while j < other.0.len() && other.0[j].1 < lo {
+                j += 1;
+            }
+            match other.0.get(j) {
+                Some(&(olo, ohi)) if olo <= lo && hi <= ohi => {}
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether the set has no integer `>= min`.
+    fn empty_from(&self, min: i64) -> bool {
+        self.0.last().is_none_or(|&(_, hi)| hi < min)
+    }
+
+    /// The integers `v` with `coef * v + c REL 0`, for `coef` ±1; `None` when that is not
+    /// representable.
+    fn of_comparison(rel: Rel, coef: i64, c: i64) -> Option<IntSet> {
+        // `coef * v + c == 0` at `v = -c * coef` (coef is ±1).
+        let v = c.checked_neg()?.checked_mul(coef)?;
+        Some(match (rel, coef) {
+            (Rel::Eq, _) => IntSet(smallvec![(v, v)]),
+            (Rel::Ne, _) => IntSet(smallvec![(v, v)]).complement(),
+            // `v' + c <= 0`: `v' <= -c`.
+            (Rel::Le, 1) => IntSet(smallvec![(i64::MIN, v)]),
+            // `-v' + c <= 0`: `v' >= c`.
+            (Rel::Le, _) => IntSet(smallvec![(v, i64::MAX)]),
+        })
+    }
+}
+
+/// A literal `s REL k` as its symbol and the set of values it allows; `None` for any other
+/// condition.
+pub(crate) fn single_symbol(lit: &BoolExpr) -> Option<(Symbol, IntSet)> {
+    let (rel, p) = lit.as_cmp()?;
+    let terms = p.polynomial_terms()?;
+    let (mut sym, mut coef, mut c) = (None, 0i64, 0i64);
+    for (k, fs) in &terms {
+        match fs.as_slice() {
+            [] => c = *k,
+            [(s, 1)] if sym.is_none() => {
+                sym = Some(s.clone());
+                coef = *k;
+            }
+            _ => return None,
+        }
+    }
+    if coef != 1 && coef != -1 {
+        return None;
+    }
+    Some((sym?, IntSet::of_comparison(rel, coef, c)?))
+}
+
+/// A conjunction of single-symbol literals: a set per symbol (symbols it does not mention
+/// range over their domain), sorted by symbol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Cube {
+    sets: Vec<(Symbol, IntSet)>,
+    /// Every set already lies within the domain it was built for ([`Cube::of`]).
+    bounded: bool,
+}
+
+impl Cube {
+    /// No constraint.
+    pub(crate) fn everything() -> Cube {
+        Cube {
+            sets: Vec::new(),
+            bounded: false,
+        }
+    }
+
+    /// The conjunction of single-symbol literals, literal `negate` (if any) negated, within
+    /// the domain `mins` (each listed symbol `>=` its minimum).
+    pub(crate) fn of(
+        lits: &[(Symbol, IntSet)],
+        negate: Option<usize>,
+        mins: &[(Symbol, i64)],
+    ) -> Cube {
+        let mut c = Cube::everything();
+        for (m, (s, set)) in lits.iter().enumerate() {
+            if negate == Some(m) {
+                c.and(s, &set.complement());
+            } else {
+                c.and(s, set);
+            }
+        }
+        for (s, set) in &mut c.sets {
+            let min = minimum(s, mins);
+            if min > i64::MIN {
+                *set = set.intersect(&IntSet(smallvec![(min, i64::MAX)]));
+            }
+        }
+        c.bounded = true;
+        c
+    }
+
+    /// Adds the constraint `s ∈ set`.
+    pub(crate) fn and(&mut self, s: &Symbol, set: &IntSet) {
+        match self.sets.binary_search_by(|(t, _)| t.cmp(s)) {
+            Ok(i) => self.sets[i].1 = self.sets[i].1.intersect(set),
+            Err(i) => {
+                self.sets.insert(i, (s.clone(), set.clone()));
+                self.bounded = false;
+            }
+        }
+    }
+
+    /// Whether no binding of the domain `mins` (each symbol `>=` its minimum; symbols not
+    /// listed are unbounded) satisfies the conjunction.
+    pub(crate) fn is_empty(&self, mins: &[(Symbol, i64)]) -> bool {
+        self.sets
+            .iter()
+            .any(|(s, set)| set.empty_from(minimum(s, mins)))
+    }
+
+    /// Whether every binding of the domain `mins` that satisfies `self` satisfies `other`.
+    pub(crate) fn implies(&self, other: &Cube, mins: &[(Symbol, i64)]) -> bool {
+        if self.is_empty(mins) {
+            return true;
+        }
+        let all = IntSet::all();
+        other.sets.iter().all(|(s, want)| {
+            match self.sets.binary_search_by(|(t, _)| t.cmp(s)) {
+                // Within the domain already: no bound to look up.
+                Ok(i) if self.bounded => self.sets[i].1.subset_of_from(i64::MIN, want),
+                Ok(i) => self.sets[i].1.subset_of_from(minimum(s, mins), want),
+                Err(_) => all.subset_of_from(minimum(s, mins), want),
+            }
+        })
+    }
+}
+
+/// The smallest value the domain allows a symbol.
+fn minimum(s: &Symbol, mins: &[(Symbol, i64)]) -> i64 {
+    mins.iter()
+        .find(|(t, _)| t == s)
+        .map_or(i64::MIN, |(_, m)| *m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sym::decide_under;
+
+    fn lit(s: &str) -> BoolExpr {
+        BoolExpr::parse(s).unwrap()
+    }
+
+    #[test]
+    fn sets_of_comparisons_match_their_values() {
+        for text in [
+            "b == 1", "b != 1", "b >= 2", "b <= 3", "b < 3", "b > 0", "2 >= b", "1 - b == 0",
+        ] {
+            let (s, set) = single_symbol(&lit(text)).unwrap();
+            assert_eq!(s.as_str(), "b");
+            for v in -3..8 {
+                let inside = set.intersect(&IntSet(smallvec![(v, v)])) == IntSet(smallvec![(v, v)]);
+                let b = crate::sym::Bindings::from_pairs([("b", v)]);
+                assert_eq!(lit(text).eval(&b).unwrap(), inside, "{text} at {v}");
+            }
+        }
+        for text in ["a == b", "a*b >= 2", "b*b >= 3", "Max(b, 1) == 1"] {
+            assert!(single_symbol(&lit(text)).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn implication_between_cubes_agrees_with_the_decision_procedure() {
+        let pool = [
+            "a == 0", "a == 1", "a >= 2", "a != 1", "a >= 1", "a <= 2", "b == 1", "b >= 2",
+            "b != 0", "b <= 1", "c == 3", "c != 3", "c >= 1",
+        ];
+        let mins: Vec<(Symbol, i64)> = ["a", "b", "c"].map(|n| (Symbol::new(n), 0)).to_vec();
+        let mut rng = 5u64;
+        let mut next = |n: usize| {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((rng >> 33) % n as u64) as usize
+        };
+        let cube = |ls: &[BoolExpr]| {
+            let mut c = Cube::everything();
+            for l in ls {
+                let (s, set) = single_symbol(l).unwrap();
+                c.and(&s, &set);
+            }
+            c
+        };
+        let mut decided = 0;
+        for _ in 0..3000 {
+            let xs: Vec<BoolExpr> = (0..1 + next(3)).map(|_| lit(pool[next(pool.len())])).collect();
+            let ys: Vec<BoolExpr> = (0..1 + next(2)).map(|_| lit(pool[next(pool.len())])).collect();
+            let facts: Vec<&BoolExpr> = xs.iter().collect();
+            let proof = ys
+                .iter()
+                .all(|y| decide_under(&mins, &facts, y) == Some(true));
+            let by_cube = cube(&xs).implies(&cube(&ys), &mins);
+            // The procedure proves only true implications; on boxes the cube is exact, so it
+            // proves at least those.
+            if proof {
+                assert!(by_cube, "{xs:?} => {ys:?}");
+                decided += 1;
+            }
+            // And whatever the cube proves holds at every point of a grid.
+            if by_cube {
+                for p in 0..6 * 6 * 6 {
+                    let b = crate::sym::Bindings::from_pairs([
+                        ("a", p % 6),
+                        ("b", p / 6 % 6),
+                        ("c", p / 36),
+                    ]);
+                    if xs.iter().all(|x| x.eval(&b).unwrap()) {
+                        assert!(ys.iter().all(|y| y.eval(&b).unwrap()), "{xs:?} => {ys:?}");
+                    }
+                }
+            }
+        }
+        assert!(decided > 100, "only {decided} implications proved");
+    }
+}
