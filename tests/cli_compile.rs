@@ -211,3 +211,41 @@ fn long_guards_print_as_a_faithful_tree_of_short_lines() {
     }
     assert!(trees > 0, "no guard was long enough to print as a tree:\n{}", o.stdout);
 }
+
+/// `--max-specializations` caps a cover: stopped there, the artifact says it is incomplete
+/// and lists what is left; the default cap is large enough for the cover to finish; 0 and
+/// a cap without `--cover` are refused.
+#[test]
+fn max_specializations_caps_a_cover() {
+    let dir = scratch("cap");
+    let spec = dir.join("s.json");
+    std::fs::write(
+        &spec,
+        r#"{"op":"add","inputs":[{"sizes":["a","b","c"],"layout":"contiguous"},{"sizes":["d","e","f"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":2,"e":3,"f":4}}"#,
+    )
+    .unwrap();
+    let plan = dir.join("p.plan");
+    let load = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let o = run(&["compile", s(&spec), "--cover", "--max-specializations", "5", "-o", s(&plan)]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v = load(&plan);
+    assert!(v["specializations"].as_array().unwrap().len() <= 5);
+    assert_eq!(v["complete"], false, "{v}");
+    assert!(!v["uncovered"].as_array().unwrap().is_empty(), "{v}");
+    assert!(o.stdout.contains("INCOMPLETE"), "{}", o.stdout);
+    let o = run(&["compile", s(&spec), "--cover", "-o", s(&plan)]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(load(&plan)["complete"], true);
+    for bad in [
+        vec!["--cover", "--max-specializations", "0"],
+        vec!["--max-specializations", "9"],
+    ] {
+        let mut args = vec!["compile", s(&spec), "-o", s(&plan)];
+        args.extend(bad.iter().copied());
+        let o = run(&args);
+        assert_ne!(o.code, 0, "{bad:?}");
+        assert!(o.stderr.contains("max-specializations"), "{}", o.stderr);
+    }
+}

@@ -113,6 +113,12 @@ use crate::error::Result;
 use crate::iter::Plan;
 use crate::sym::{decide_under, BoolExpr, Expr, Guard, Symbol};
 
+/// The default cap on a cover's specializations. The broadcast `[a, ..., e] + [f, ..., j]`
+/// of ten independent sizes needs 261 (each dimension pair is equal, or broadcast one way
+/// or the other: 3^5 = 243 TensorIterator plans, each its own specialization), which the
+/// former cap of 256 cut off, incomplete; covered completely in 3.5 s.
+pub const MAX_SPECIALIZATIONS: usize = 1024;
+
 /// Options of a compile.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileOptions {
@@ -131,7 +137,7 @@ impl Default for CompileOptions {
         CompileOptions {
             cover: false,
             cover_zero: true,
-            max_specializations: 256,
+            max_specializations: MAX_SPECIALIZATIONS,
         }
     }
 }
@@ -151,7 +157,7 @@ impl Default for CoverOptions {
     fn default() -> Self {
         CoverOptions {
             zero: true,
-            max_specializations: 256,
+            max_specializations: MAX_SPECIALIZATIONS,
         }
     }
 }

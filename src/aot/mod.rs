@@ -173,7 +173,7 @@ pub(crate) use artifact::{art, load_traced_at, strings, RawGuard};
 pub use artifact::{Artifact, CheckOutcome, ARTIFACT_FORMAT, FORMAT_VERSION};
 pub use cover::{
     compile_cover, compile_specializations, cover_domain, uncovered_region, CompileOptions,
-    CoverOptions, Coverage,
+    CoverOptions, Coverage, MAX_SPECIALIZATIONS,
 };
 pub(crate) use dispatch::Binder;
 pub use dispatch::{empty_plan, DispatchStats, Dispatched, Dispatcher, Values};

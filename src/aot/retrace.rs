@@ -1201,6 +1201,12 @@ mod tests {
             let refs: Vec<&BoolExpr> = f.iter().collect();
             assert!(provably_empty(&spec, &refs), "{f:?}");
         }
+        // Empty once `a == b` rewrites `a <= 1` (found by the random-spec cover test: an
+        // `addcmul` of `[b, a, b]`, `[d, b, c]` and `[3]` failed its compile's verification).
+        let sizes: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let f = facts(&["a == b && b == c && b != 3 && b != 1", "b != 0", "d <= 0", "a <= 1"]);
+        let refs: Vec<&BoolExpr> = f.iter().collect();
+        assert!(provably_empty(&sizes, &refs), "{f:?}");
         // Not empty: a=1, b=2, c=2, s=2, t=1, u=2 satisfies these.
         let open = facts(&[
             "a >= 1",

@@ -24,6 +24,11 @@ pub struct Args {
     /// With --cover, cover only bindings whose sizes are all >= 1 (no size-0 classes).
     #[arg(long, requires = "cover")]
     pub no_zero: bool,
+    /// With --cover, the most specializations to compile; a cover that needs more stops
+    /// there and is recorded as incomplete (`"complete": false`, with the regions left).
+    #[arg(long, requires = "cover", default_value_t = symstride::aot::MAX_SPECIALIZATIONS as u32,
+          value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_specializations: u32,
 }
 
 /// The spec of `text`: the object itself, or the one named `name` of an array of specs.
@@ -90,7 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(v) = super::program::program_value(&text, args.name.as_deref()) {
         let cover = args.cover.then(|| symstride::aot::CoverOptions {
             zero: !args.no_zero,
-            ..symstride::aot::CoverOptions::default()
+            max_specializations: args.max_specializations as usize,
         });
         return super::program::compile(&v, &args.output, cover);
     }
@@ -104,7 +109,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let options = CompileOptions {
         cover: args.cover,
         cover_zero: !args.no_zero,
-        ..CompileOptions::default()
+        max_specializations: args.max_specializations as usize,
     };
     let start = std::time::Instant::now();
     let artifact = Artifact::compile(&spec, &options)?;

@@ -463,7 +463,44 @@ impl Knowledge {
         for v in self.subst.values_mut() {
             *v = v.substitute(&|s| (*s == sym).then(|| value.clone()));
         }
-        self.subst.insert(sym, value);
+        // What is known of `sym` (its range, the values it excludes) is from now on asked
+        // of `value` (every later question reads `value` for `sym`), so it is assumed of
+        // `value`: else `c != 0`, `c != 1` and then `a == c` (`c := a`) forgot that `c`,
+        // now `a`, is at least 2.
+        let x = Expr::from_symbol(&sym);
+        let mut range = self.sym_range(&sym);
+        if let Some(f) = self.facts.get(&x) {
+            range = range.meet(f);
+        }
+        let excluded = self.excluded.get(&x).cloned().unwrap_or_default();
+        self.subst.insert(sym, value.clone());
+        // Only what `value`'s own interval does not say already (usually nothing: two
+        // sizes `>= 0`), so that substituting stays cheap.
+        let has = self.interval(&value);
+        let mut known = Vec::new();
+        if range.lo > has.lo {
+            if let Ok(lo) = i64::try_from(range.lo) {
+                known.push(BoolExpr::cmp0(Rel::Le, Expr::constant(lo).sub(&value)));
+            }
+        }
+        if range.hi < has.hi {
+            if let Ok(hi) = i64::try_from(range.hi) {
+                known.push(BoolExpr::cmp0(Rel::Le, value.sub(&Expr::constant(hi))));
+            }
+        }
+        for e in excluded {
+            if let Ok(e) = i64::try_from(e) {
+                known.push(BoolExpr::cmp0(Rel::Ne, value.sub(&Expr::constant(e))));
+            }
+        }
+        for k in known {
+            let k = self.apply_subst_bool(&k);
+            match k.as_const() {
+                Some(false) => self.contradictory = true,
+                Some(true) => {}
+                None => self.assume_inner(&k),
+            }
+        }
     }
 }
 
@@ -478,6 +515,34 @@ mod tests {
                 .map(|(n, lo)| (Symbol::new(n), Interval::new(*lo, i128::MAX)))
                 .collect(),
         )
+    }
+
+    /// A substitution keeps what was known of the symbol it replaces, in any order of the
+    /// facts: bounds, excluded values, and a contradiction with them.
+    #[test]
+    fn substitutions_keep_what_was_known_of_the_replaced_symbol() {
+        let p = |s: &str| BoolExpr::parse(s).unwrap();
+        let facts = ["c != 0", "c != 1", "a == c"];
+        for order in [[0, 1, 2], [2, 0, 1], [0, 2, 1], [1, 2, 0]] {
+            let mut kn = k(&[("a", 0), ("c", 0)]);
+            for i in order {
+                kn.assume(&p(facts[i]));
+            }
+            assert_eq!(kn.decide(&p("c >= 2")), Some(true), "{order:?}");
+            assert_eq!(kn.decide(&p("a >= 2")), Some(true), "{order:?}");
+        }
+        let mut kn = k(&[("a", 0), ("c", 0)]);
+        kn.assume(&p("c >= 5"));
+        kn.assume(&p("c <= 9"));
+        kn.assume(&p("a == c"));
+        assert_eq!(kn.decide(&p("a <= 9")), Some(true));
+        assert_eq!(kn.decide(&p("a >= 5")), Some(true));
+        kn.assume(&p("a <= 4"));
+        assert!(kn.contradictory);
+        let mut kn = k(&[("c", 0)]);
+        kn.assume(&p("c != 3"));
+        kn.assume(&p("c == 3"));
+        assert!(kn.contradictory);
     }
 
     #[test]
