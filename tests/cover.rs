@@ -914,8 +914,8 @@ fn independent_sizes_need_one_plan_per_broadcast_pattern() {
         .collect();
     for (p, vp) in points.iter().enumerate() {
         let concrete = concrete_plan(&spec, vp).unwrap();
-        for q in 0..points.len() {
-            let other = a.specializations[admitting[q]].instantiate(vp);
+        for (q, &k) in admitting.iter().enumerate() {
+            let other = a.specializations[k].instantiate(vp);
             assert_eq!(
                 other.as_ref().ok() == Some(&concrete),
                 p == q,

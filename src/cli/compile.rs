@@ -93,7 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         message: e.to_string(),
     })?;
     if let Some(v) = super::program::program_value(&text, args.name.as_deref()) {
-        let cover = args.cover.then(|| symstride::aot::CoverOptions {
+        let cover = args.cover.then_some(symstride::aot::CoverOptions {
             zero: !args.no_zero,
             max_specializations: args.max_specializations as usize,
         });
