@@ -165,6 +165,7 @@ impl Artifact {
         // writes what its own loader would reject), which records the points it re-traced
         // at: stored, they let a load skip its search for them (`aot::retrace`).
         use rayon::prelude::*;
+        let traced = super::retrace::pool_of(&traced);
         specializations
             .par_iter_mut()
             .enumerate()

@@ -46,7 +46,7 @@ use crate::iter::Plan;
 use crate::sym::{
     Bindings, BoolExpr, CompiledGuards, Expr, Guard, GuardSet, Symbol,
 };
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// At most this many traces per specialization (the first, plus those of split regions).
 const MAX_TRACES: usize = 32;
@@ -82,7 +82,7 @@ pub(super) fn verify_with(
     spec: &Spec,
     stored: &Specialization,
     hints: Hints,
-    pool: &[Specialization],
+    pool: &[Arc<Traced<Answer>>],
 ) -> Result<Verification> {
     let payload = stored.answer();
     let rule = match payload {
@@ -93,16 +93,10 @@ pub(super) fn verify_with(
         Answer::Plan(_) => EmptyRule::ZeroClassPlan,
         Answer::EmptyOutput | Answer::Error(_) => EmptyRule::EmptyOutput,
     };
-    let pool: Vec<Rc<Traced<Answer>>> = pool
+    let pool: Vec<Arc<Traced<Answer>>> = pool
         .iter()
-        .filter(|t| rule == EmptyRule::EmptyOutput || !t.is_empty_output())
-        .map(|t| {
-            Rc::new(Traced {
-                traced_at: t.traced_at.clone(),
-                guards: t.guards.clone(),
-                payload: t.answer(),
-            })
-        })
+        .filter(|t| rule == EmptyRule::EmptyOutput || t.payload != Answer::EmptyOutput)
+        .cloned()
         .collect();
     verify_stored_pooled(
         &SpecSubject(spec, rule),
@@ -113,6 +107,22 @@ pub(super) fn verify_with(
         pool,
         hints,
     )
+}
+
+/// The traces of a compile's cover as a verification's pool (see [`verify_with`]): made
+/// once and shared by every specialization's verification (converting them per
+/// specialization was a tenth of the compile of a 245-specialization cover).
+pub(super) fn pool_of(traced: &[Specialization]) -> Vec<Arc<Traced<Answer>>> {
+    traced
+        .iter()
+        .map(|t| {
+            Arc::new(Traced {
+                traced_at: t.traced_at.clone(),
+                guards: t.guards.clone(),
+                payload: t.answer(),
+            })
+        })
+        .collect()
 }
 
 /// What a verification knows in advance about where to trace, which also sets its budget.
@@ -190,13 +200,13 @@ fn verify_stored_pooled<S: Retrace>(
     guards: &[Guard],
     payload: &S::Payload,
     seed: Option<(Vec<Guard>, S::Payload)>,
-    pool: Vec<Rc<Traced<S::Payload>>>,
+    pool: Vec<Arc<Traced<S::Payload>>>,
     hints: Hints,
 ) -> Result<Verification> {
     let facts: Vec<BoolExpr> = guards.iter().map(|g| g.cond.clone()).collect();
     let traces: Vec<_> = seed
         .map(|(guards, payload)| {
-            Rc::new(Traced {
+            Arc::new(Traced {
                 traced_at: traced_at.to_vec(),
                 guards,
                 payload,
@@ -244,7 +254,7 @@ pub(crate) struct Verification {
 }
 
 /// A trace made during verification.
-struct Traced<P> {
+pub(super) struct Traced<P> {
     traced_at: Vec<i64>,
     guards: Vec<Guard>,
     payload: P,
@@ -255,10 +265,10 @@ struct Verifier<'a, S: Retrace> {
     traced_at: &'a [i64],
     payload: &'a S::Payload,
     /// Traces made so far (point, trace), reused when a region contains their point.
-    traces: Vec<Rc<Traced<S::Payload>>>,
+    traces: Vec<Arc<Traced<S::Payload>>>,
     budget: usize,
     /// Traces made by the caller, taken (into `traces`) when a region contains their point.
-    pool: Vec<Rc<Traced<S::Payload>>>,
+    pool: Vec<Arc<Traced<S::Payload>>>,
     /// Points to try first (see [`verify_stored_seeded`]).
     hints: Option<&'a [Vec<i64>]>,
     /// See [`Verification::searches`].
@@ -329,19 +339,19 @@ impl<S: Retrace> Verifier<'_, S> {
         &mut self,
         facts: &[&BoolExpr],
         why: Option<&Guard>,
-    ) -> Result<Option<Rc<Traced<S::Payload>>>> {
+    ) -> Result<Option<Arc<Traced<S::Payload>>>> {
         let syms = self.subject.symbols();
         // The region's facts compiled once: a point test is then a few nanoseconds, and
         // the probe grid below examines up to thousands of points.
         let region = Region::new(syms, facts);
         if let Some(t) = self.traces.iter().find(|t| region.holds(&t.traced_at)) {
-            return Ok(Some(Rc::clone(t)));
+            return Ok(Some(Arc::clone(t)));
         }
         if self.budget > 0 {
             if let Some(i) = self.pool.iter().position(|t| region.holds(&t.traced_at)) {
                 self.budget -= 1;
                 let t = self.pool.swap_remove(i);
-                self.traces.push(Rc::clone(&t));
+                self.traces.push(Arc::clone(&t));
                 return Ok(Some(t));
             }
         }
@@ -414,12 +424,12 @@ impl<S: Retrace> Verifier<'_, S> {
                 fmt_point(syms, &point)
             ))
         })?;
-        let t = Rc::new(Traced {
+        let t = Arc::new(Traced {
             traced_at: point,
             guards,
             payload,
         });
-        self.traces.push(Rc::clone(&t));
+        self.traces.push(Arc::clone(&t));
         Ok(Some(t))
     }
 }
