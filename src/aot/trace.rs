@@ -50,7 +50,7 @@ fn range_reason(name: &str, is_size: bool, zero: bool) -> String {
 ///
 /// At a binding where some input is empty and the inputs do not all share one shape, the
 /// result is an *empty-output specialization* ([`Specialization::new_empty_output`]; see
-/// [`empty_output_at`]).
+/// `empty_output_at`).
 pub fn trace(spec: &Spec, at: &[i64]) -> Result<Specialization> {
     if let Some(guards) = empty_output_at(spec, at)? {
         return Specialization::new_empty_output(spec, at.to_vec(), guards);

@@ -469,9 +469,9 @@ unsafe fn stream_lines_sse2(d: *mut u8, s: *const u8, lines: usize) {
 
 /// The contiguous copy `dst ← src` of equal-length slices, split into one chunk per thread
 /// of the current rayon pool; chunks of at least the streaming size (8 MiB of output, as for
-/// every op) are written with [`stream_copy`], smaller ones with `copy_from_slice`. This is
+/// every op) are written with `stream_copy`, smaller ones with `copy_from_slice`. This is
 /// the bench's physical reference (`memcpy_64MiB`) and the fastest contiguous copy measured
-/// here (see [`stream_copy`]).
+/// here (see `stream_copy`).
 pub fn parallel_copy<T: Element>(dst: &mut [T], src: &[T]) -> Result<()> {
     if dst.len() != src.len() {
         return Err(crate::Error::invalid(format!(

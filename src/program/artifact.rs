@@ -332,7 +332,7 @@ impl ProgramArtifact {
         serde_json::to_string_pretty(&raw).unwrap_or_default()
     }
 
-    /// Parses and verifies a version-2 artifact (see the [module docs](self)): format and
+    /// Parses and verifies a version-2 artifact (see the `program::artifact` module docs): format and
     /// version, the program, every expression, each specialization at its trace point and
     /// against fresh traces, and that some specialization admits the hints. Errors name
     /// the specialization, and the guard or value that failed.
