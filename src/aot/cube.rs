@@ -93,6 +93,23 @@ impl IntSet {
         true
     }
 
+    /// The `n` smallest integers of the set (fewer when it has fewer), for a set with a lower
+    /// bound (a set without one starts at `i64::MIN`).
+    pub(crate) fn smallest(&self, n: usize) -> SmallVec<[i64; 2]> {
+        let mut out = SmallVec::new();
+        for &(lo, hi) in &self.0 {
+            let mut v = lo;
+            while out.len() < n {
+                out.push(v);
+                if v == hi {
+                    break;
+                }
+                v += 1;
+            }
+        }
+        out
+    }
+
     /// Whether the set has no integer `>= min`.
     fn empty_from(&self, min: i64) -> bool {
         self.0.last().is_none_or(|&(_, hi)| hi < min)
@@ -367,6 +384,12 @@ mod tests {
                 assert_eq!(lit(text).eval(&b).unwrap(), inside, "{text} at {v}");
             }
         }
+        let (_, ne1) = single_symbol(&lit("b != 1")).unwrap();
+        let at0 = ne1.intersect(&IntSet::at_least(0));
+        assert_eq!(at0.smallest(3).as_slice(), &[0, 2, 3]);
+        let (_, eq2) = single_symbol(&lit("b == 2")).unwrap();
+        assert_eq!(eq2.smallest(2).as_slice(), &[2]);
+        assert!(eq2.intersect(&IntSet::at_least(3)).smallest(2).is_empty());
         for text in ["a == b", "a*b >= 2", "b*b >= 3", "Max(b, 1) == 1"] {
             assert!(single_symbol(&lit(text)).is_none(), "{text}");
         }

@@ -20,6 +20,7 @@
 //! All steps keep the conjunction of all guards (with the range guards, which are never
 //! dropped) logically equivalent, so the admitted bindings are exactly the same.
 
+use super::cube::{single_symbol, IntSet};
 use crate::sym::{decide_under, Bindings, BoolExpr, Expr, Facts, Guard, Rel, Symbol};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -140,50 +141,22 @@ fn prune_disjuncts(cond: &BoolExpr, mins: &[(Symbol, i64)]) -> BoolExpr {
 /// where `d` fails refutes nothing; the caller evaluates `d` there anyway.
 fn witness_points(d: &BoolExpr, symbols: &[Symbol], mins: &[(Symbol, i64)]) -> Vec<Bindings> {
     let lits: Vec<BoolExpr> = d.conjuncts().map_or_else(|| vec![d.clone()], |c| c.to_vec());
+    // Each single-symbol literal's set, parsed once (`cube::single_symbol`).
+    let singles: Vec<(Symbol, IntSet)> = lits.iter().filter_map(single_symbol).collect();
     let mut choice: Vec<[i64; 2]> = Vec::with_capacity(symbols.len());
     for s in symbols {
         let min = mins.iter().find(|(m, _)| m == s).map_or(0, |(_, v)| *v);
-        let mut lo = min;
-        let (mut hi, mut eq, mut ne) = (i64::MAX, None, Vec::new());
-        for l in &lits {
-            let Some((rel, p)) = l.as_cmp() else { continue };
-            let Some(terms) = p.polynomial_terms() else { continue };
-            let (mut coef, mut c) = (0i64, 0i64);
-            let mut only_s = true;
-            for (k, fs) in &terms {
-                match fs.as_slice() {
-                    [] => c = *k,
-                    [(t, 1)] if t == s => coef = *k,
-                    _ => only_s = false,
-                }
-            }
-            if !only_s || !(coef == 1 || coef == -1) {
-                continue;
-            }
-            // `coef * s + c rel 0`.
-            let Some(v) = c.checked_neg().map(|n| n * coef) else { continue };
-            match (rel, coef) {
-                (Rel::Eq, _) => eq = Some(v),
-                (Rel::Ne, _) => ne.push(v),
-                (Rel::Le, 1) => hi = hi.min(v),
-                (Rel::Le, _) => lo = lo.max(v),
-            }
-        }
-        let mut vals = match eq {
-            Some(v) => vec![v, v],
-            None => (lo..lo.saturating_add(8))
-                .filter(|v| *v <= hi && !ne.contains(v))
-                .take(2)
-                .collect(),
-        };
-        while vals.len() < 2 {
-            vals.push(lo);
-        }
-        if vals.iter().any(|v| *v < min) {
+        let allowed = singles
+            .iter()
+            .filter(|(t, _)| t == s)
+            .fold(IntSet::at_least(min), |acc, (_, set)| acc.intersect(set));
+        let vals = match allowed.smallest(2).as_slice() {
             // Outside the domain (a disjunct that cannot hold there): no refutation from it.
-            return Vec::new();
-        }
-        choice.push([vals[0], vals[1]]);
+            [] => return Vec::new(),
+            &[v] => [v, v],
+            &[v, w, ..] => [v, w],
+        };
+        choice.push(vals);
     }
     (0..2)
         .map(|k| {

@@ -320,11 +320,11 @@ struct Prover {
     /// Regions given up on (no binding found there, the trace failed otherwise, the
     /// budget ran out): each also a guard set, so that the split moves on.
     given_up: Vec<BoolExpr>,
-    /// The domain as single-symbol sets, when every condition of it is one (sizes `>= 0`):
-    /// then a region of single-symbol literals is empty exactly when its [`Cube`] is.
-    domain_singles: Option<Vec<(Symbol, IntSet)>>,
+    /// The domain as [`cube::Lit`]s, when every condition of it is one (sizes `>= 0`): then
+    /// [`cube::region_is_empty`] can decide a region of such literals exactly.
+    domain_lits: Option<Vec<cube::Lit>>,
     /// Literals as [`cube::Lit`]s ([`cube::classify`]), remembered.
-    singles: RefCell<HashMap<BoolExpr, Option<cube::Lit>>>,
+    lits: RefCell<HashMap<BoolExpr, Option<cube::Lit>>>,
 }
 
 impl Prover {
@@ -343,8 +343,8 @@ impl Prover {
             facts,
             nodes: 0,
             given_up: Vec::new(),
-            domain_singles: domain.iter().map(cube::single_symbol).collect(),
-            singles: RefCell::new(HashMap::new()),
+            domain_lits: domain.iter().map(cube::classify).collect(),
+            lits: RefCell::new(HashMap::new()),
         };
         for (j, set) in guard_sets.iter().enumerate() {
             p.set(j, set);
@@ -419,8 +419,8 @@ impl Prover {
         // thousand regions of the rank-10 `[a, ..., j] + [a, 1, ..., 1]` cost 0.4 s there.
         // Equalities and disequalities of two symbols (the broadcast checks of independent
         // sizes) join them, exactly where `cube::region_is_empty` decides.
-        if let Some(domain) = &self.domain_singles {
-            let mut memo = self.singles.borrow_mut();
+        if let Some(domain) = &self.domain_lits {
+            let mut memo = self.lits.borrow_mut();
             let region: Option<Vec<cube::Lit>> = lits
                 .iter()
                 .map(|l| {
@@ -428,11 +428,7 @@ impl Prover {
                         .or_insert_with(|| cube::classify(l))
                         .clone()
                 })
-                .chain(
-                    domain
-                        .iter()
-                        .map(|(s, set)| Some(cube::Lit::Single(s.clone(), set.clone()))),
-                )
+                .chain(domain.iter().cloned().map(Some))
                 .collect();
             if let Some(empty) = region.and_then(|r| cube::region_is_empty(&r, &[])) {
                 return empty;
@@ -1716,11 +1712,6 @@ mod tests {
         assert!(merged_some > 50, "{merged_some}");
     }
 
-    /// Widening one class at a time (each class merged into the disjunction merged so far,
-    /// as the cover does, examining only the pairs with a new term) keeps exactly the union
-    /// of the classes: on random classes over three symbols, at every point of the grid
-    /// `0..=4`, the merged guard holds iff some class does; and each incremental merge equals
-    /// a merge that examines every pair.
     /// A region of single-symbol literals (a box) is decided by interval arithmetic: it is
     /// empty exactly when no point of a grid that holds a witness of every satisfiable one
     /// (constants are at most 3) satisfies it; and the decision procedure's path, where it
@@ -1735,7 +1726,7 @@ mod tests {
         let domain = lits(&["a >= 0", "b >= 0", "c >= 0"]);
         let prover = Prover::new(&names, &domain, &[]);
         let mut reference = Prover::new(&names, &domain, &[]);
-        reference.domain_singles = None;
+        reference.domain_lits = None;
         let mut rng = 3u64;
         let mut next = |n: usize| {
             rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -1763,6 +1754,11 @@ mod tests {
         assert!(empty > 200 && nonempty > 200, "{empty} empty, {nonempty} not");
     }
 
+    /// Widening one class at a time (each class merged into the disjunction merged so far,
+    /// as the cover does, examining only the pairs with a new term) keeps exactly the union
+    /// of the classes: on random classes over three symbols, at every point of the grid
+    /// `0..=4`, the merged guard holds iff some class does; and each incremental merge equals
+    /// a merge that examines every pair.
     #[test]
     fn widening_one_class_at_a_time_keeps_the_union() {
         let pool = lits(&[
