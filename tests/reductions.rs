@@ -796,3 +796,93 @@ fn one_nan_in_a_vector_lane_propagates_through_the_outer_fold() {
     run::<f64, _>(Amax, f64::NAN, true);
     run::<f64, _>(Amin, -f64::NAN, false);
 }
+
+/// The last-dim sum of short rows folds four rows from four parts of a task's outputs at
+/// once (`kernel::reduce`'s four-stream path, rows of at most one leaf), and the last
+/// `n % 4` rows four at a time with the last repeated. Every row takes the same fold
+/// wherever it falls, so the float32 `sum` and `mean` are bitwise the same at 1-3 threads
+/// and any grain size, and match the f64 reference; a NaN stays in its own row. Row counts
+/// around multiples of four, row lengths around the fold's eight- and four-value steps,
+/// and kept dims in a permuted order (the four cursors walk an odometer). Every third row
+/// of 32 or more values holds `2^60, -2^60, 1` at positions 0, 8 and 16, whose f64 sum
+/// depends on the fold's order (1 in the four-row fold, 0 in the eight-accumulator fold of
+/// longer runs), so a row folded the other way somewhere shows as differing bits.
+#[test]
+fn last_dim_sums_of_short_rows_are_the_same_at_every_thread_count() {
+    let value = |i: usize| (((i as u64).wrapping_mul(2654435761) % 20011) as f32 - 10005.0) / 977.0;
+    let mut layouts = vec![];
+    for m in [1i64, 2, 3, 4, 5, 7, 17, 33, 130] {
+        for k in [1i64, 3, 4, 7, 8, 9, 31, 32, 33, 256, 511, 512] {
+            layouts.push((vec![m, k], vec![k, 1]));
+        }
+    }
+    // [5, 7, k] with the kept dims transposed in memory, and a row stride with a gap.
+    for k in [5i64, 64] {
+        layouts.push((vec![5, 7, k], vec![k, 5 * k, 1]));
+        layouts.push((vec![6, 9, k], vec![9 * (k + 3), k + 3, 1]));
+    }
+    for (sizes, strides) in layouts {
+        let last = sizes.len() - 1;
+        let k = sizes[last] as usize;
+        // The first value of each output's row, in row-major order of the kept dims.
+        let mut bases = vec![];
+        let mut idx = vec![0i64; last];
+        let outs: i64 = sizes[..last].iter().product();
+        for _ in 0..outs {
+            bases.push(idx.iter().zip(&strides).map(|(&i, &t)| i * t).sum::<i64>() as usize);
+            for d in (0..last).rev() {
+                idx[d] += 1;
+                if idx[d] < sizes[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        let len = bases.iter().max().unwrap() + k;
+        let mut data: Vec<f32> = (0..len).map(value).collect();
+        let cancels = |o: usize| o % 3 == 1 && k >= 32;
+        for (o, &b) in bases.iter().enumerate() {
+            if cancels(o) {
+                data[b] = 2f32.powi(60);
+                data[b + 8] = -(2f32.powi(60));
+                data[b + 16] = 1.0;
+            }
+        }
+        if len > 50 {
+            data[bases[bases.len() / 2] + k / 2] = f32::NAN;
+        }
+        let x = Tensor::from_storage(Storage::from_vec(data.clone()), &sizes, &strides, 0).unwrap();
+        let args = ReduceArgs::new(Dims::One(last as i64));
+        let mut first: Option<(Vec<u32>, Vec<u32>)> = None;
+        for pool in pools() {
+            for grain in [1usize, 16, 1 << 20] {
+                let cfg = ExecConfig::default().with_grain_size(grain);
+                let (s, m) = pool.install(|| {
+                    (
+                        reduce(&x, Sum, &args, &cfg).unwrap().to_vec().unwrap(),
+                        reduce(&x, Mean, &args, &cfg).unwrap().to_vec().unwrap(),
+                    )
+                });
+                for (o, &b) in bases.iter().enumerate() {
+                    let want: f64 = data[b..b + k].iter().map(|&v| v as f64).sum();
+                    let ctx = format!("{sizes:?} {strides:?} output {o} grain {grain}");
+                    if want.is_nan() {
+                        assert!(s[o].is_nan() && m[o].is_nan(), "{ctx}: NaN lost");
+                    } else if !cancels(o) {
+                        // Exact: these values' f64 partial sums are exact in any order.
+                        assert_eq!(s[o], want as f32, "{ctx}: sum");
+                        assert_eq!(m[o], (want as f32) / k as f32, "{ctx}: mean");
+                    }
+                }
+                let bits = (
+                    s.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    m.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                );
+                match &first {
+                    None => first = Some(bits),
+                    Some(f) => assert_eq!(f, &bits, "{sizes:?} {strides:?} grain {grain}: bits differ"),
+                }
+            }
+        }
+    }
+}

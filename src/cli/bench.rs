@@ -376,9 +376,10 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
             }),
         });
         // What reading alone achieves: the same 64 MiB read once by the same threads (one
-        // chunk each, integer sums in 16 lanes, which the compiler vectorizes), nothing
-        // written. A reduction cannot read faster than this; its "vs copy" ratio (the
-        // read-once targets of issue 13) is bounded by this row's.
+        // chunk each, read as four streams, integer sums the compiler vectorizes), nothing
+        // written: the read-once targets of issue 13 ("vs copy" >= 0.83x) are met only
+        // when this row reaches them. (The last-dim sum, four f64-converted rows at a
+        // time, measured as fast or faster: 1.04-1.13x against 0.97-0.99x in two runs.)
         let words: Vec<u32> = (0..1u32 << 24).map(|i| i.wrapping_mul(2654435761)).collect();
         v.push(Scenario {
             name: "read_64MiB",
@@ -435,18 +436,28 @@ fn parallel_read(words: &[u32]) -> u32 {
         .reduce(|| 0, u32::wrapping_add)
 }
 
-/// Sum of `c` in 32 lanes (vectorized by the compiler; wide enough to keep loads in flight).
+/// Sum of `c` read as four streams (its quarters, eight lanes each, one step of every
+/// quarter per pass; vectorized by the compiler): a thread reads four distant streams
+/// ~20% faster than one here (the `kernel::reduce` docs), as the last-dim sum does, so
+/// this stays what reading alone achieves.
 #[inline(always)]
 fn read_sum(c: &[u32]) -> u32 {
-    let mut lanes = [0u32; 32];
-    let mut blocks = c.chunks_exact(32);
-    for b in &mut blocks {
-        for (l, w) in lanes.iter_mut().zip(b) {
-            *l = l.wrapping_add(*w);
+    let q = c.len() / 32 * 8;
+    let (head, rest) = c.split_at(4 * q);
+    let mut lanes = [[0u32; 8]; 4];
+    let mut parts = head.chunks_exact(q.max(1)).map(|p| p.chunks_exact(8));
+    let quarters = (parts.next(), parts.next(), parts.next(), parts.next());
+    if let (Some(a), Some(b), Some(c), Some(d)) = quarters {
+        for (((a, b), c), d) in a.zip(b).zip(c).zip(d) {
+            for (s, x) in [a, b, c, d].into_iter().enumerate() {
+                for (l, w) in lanes[s].iter_mut().zip(x) {
+                    *l = l.wrapping_add(*w);
+                }
+            }
         }
     }
-    let tail = blocks.remainder().iter().fold(0u32, |a, w| a.wrapping_add(*w));
-    lanes.iter().fold(tail, |a, l| a.wrapping_add(*l))
+    let tail = rest.iter().fold(0u32, |a, w| a.wrapping_add(*w));
+    lanes.iter().flatten().fold(tail, |a, l| a.wrapping_add(*l))
 }
 
 /// [`read_sum`] compiled for AVX2 (256-bit loads, as the copy reference uses).

@@ -54,6 +54,18 @@ pub trait ReduceElement: Element {
         let _ = xs;
         None
     }
+
+    /// Kernel hook: the `sum` accumulators of four contiguous runs of equal length, folded
+    /// together with AVX2, or `None` (the default): see [`Reducer::fold_runs4_avx2`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; the runs have the same length.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn sum_runs4_avx2(rows: [&[Self]; 4]) -> Option<[Self::SumAcc; 4]> {
+        let _ = rows;
+        None
+    }
 }
 
 macro_rules! reduce_int {
@@ -108,7 +120,7 @@ reduce_int!(i32, bool);
 reduce_int!(i64, bool);
 
 macro_rules! reduce_float {
-    ($t:ty $(, $sum_avx2:path)?) => {
+    ($t:ty $(, $sum_avx2:path, $sum4_avx2:path)?) => {
         impl ReduceElement for $t {
             type Wide = $t;
             type Logical = bool;
@@ -158,12 +170,18 @@ macro_rules! reduce_float {
                     // SAFETY: the caller guarantees AVX2 and FMA.
                     Some(unsafe { $sum_avx2(xs) })
                 }
+                #[cfg(target_arch = "x86_64")]
+                #[inline(always)]
+                unsafe fn sum_runs4_avx2(rows: [&[Self]; 4]) -> Option<[f64; 4]> {
+                    // SAFETY: the caller guarantees AVX2, FMA and equal lengths.
+                    Some(unsafe { $sum4_avx2(rows) })
+                }
             )?
         }
     };
 }
 #[cfg(target_arch = "x86_64")]
-reduce_float!(f32, super::simd::sum_f32_avx2);
+reduce_float!(f32, super::simd::sum_f32_avx2, super::simd::sum4_f32_avx2);
 #[cfg(not(target_arch = "x86_64"))]
 reduce_float!(f32);
 reduce_float!(f64);
@@ -241,6 +259,22 @@ pub trait Reducer<T>: Copy + Send + Sync {
         let _ = (xs, first);
         None
     }
+
+    /// Kernel hook: four contiguous runs of equal length, each the whole reduced range of
+    /// one output (positions `0..`), folded together by a hand-written AVX2 loop, or `None`
+    /// (the default). The inner reduction of short rows then folds four rows from four
+    /// distant parts of a task's range at once: four memory streams instead of one (see
+    /// the `kernel::reduce` docs). Every row of such a reduction goes through this fold, so
+    /// a row's result does not depend on which rows it was grouped with.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; the runs have the same length.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[Self::Acc; 4]> {
+        let _ = rows;
+        None
+    }
 }
 
 /// `sum`: floats accumulate in `f64` (more accurate than PyTorch's float32 cascade, see
@@ -298,6 +332,12 @@ impl<T: ReduceElement> Reducer<T> for Sum {
         // SAFETY: the caller guarantees AVX2 and FMA.
         unsafe { T::sum_run_avx2(xs) }
     }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T::SumAcc; 4]> {
+        // SAFETY: the caller guarantees AVX2, FMA and equal lengths.
+        unsafe { T::sum_runs4_avx2(rows) }
+    }
 }
 
 impl<T: ReduceElement<Wide = T> + FloatElement> Reducer<T> for Mean {
@@ -326,6 +366,12 @@ impl<T: ReduceElement<Wide = T> + FloatElement> Reducer<T> for Mean {
     unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T::SumAcc> {
         // SAFETY: the caller guarantees AVX2 and FMA.
         unsafe { T::sum_run_avx2(xs) }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T::SumAcc; 4]> {
+        // SAFETY: the caller guarantees AVX2, FMA and equal lengths.
+        unsafe { T::sum_runs4_avx2(rows) }
     }
 }
 

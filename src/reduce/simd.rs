@@ -57,6 +57,52 @@ pub(crate) unsafe fn sum_f32_avx2(xs: &[f32]) -> f64 {
     s
 }
 
+/// The sums of four runs of equal length in f64, folded together: per run two
+/// accumulators of four lanes (eight values per step), combined as a tree, then the scalar
+/// tail. The kernels give it rows from four distant parts of a task's range (four memory
+/// streams), which a 2-thread read of 64 MiB takes ~20% faster than one stream
+/// (measurements in the `kernel::reduce` docs). The order differs from [`sum_f32_avx2`]'s,
+/// so a kernel folds every row of a reduction with the same one of the two.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; the four runs must have the same length.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn sum4_f32_avx2(rows: [&[f32]; 4]) -> [f64; 4] {
+    let n = rows[0].len();
+    debug_assert!(rows.iter().all(|r| r.len() == n));
+    let p = rows.map(|r| r.as_ptr());
+    let mut acc = [[_mm256_setzero_pd(); 2]; 4];
+    let mut i = 0;
+    while i + 8 <= n {
+        for r in 0..4 {
+            // SAFETY: i + 8 <= n = every run's length (caller's contract): eight readable
+            // f32 (unaligned loads).
+            let (a, b) = unsafe { (_mm_loadu_ps(p[r].add(i)), _mm_loadu_ps(p[r].add(i + 4))) };
+            acc[r][0] = _mm256_add_pd(acc[r][0], _mm256_cvtps_pd(a));
+            acc[r][1] = _mm256_add_pd(acc[r][1], _mm256_cvtps_pd(b));
+        }
+        i += 8;
+    }
+    let mut out = [0f64; 4];
+    for r in 0..4 {
+        if i + 4 <= n {
+            // SAFETY: i + 4 <= n.
+            let v = unsafe { _mm_loadu_ps(p[r].add(i)) };
+            acc[r][0] = _mm256_add_pd(acc[r][0], _mm256_cvtps_pd(v));
+        }
+        let mut lanes = [0f64; 4];
+        // SAFETY: `lanes` holds four f64 (unaligned store).
+        unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), _mm256_add_pd(acc[r][0], acc[r][1])) };
+        let mut s = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+        for &v in &rows[r][n - n % 4..] {
+            s += v as f64;
+        }
+        out[r] = s;
+    }
+    out
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
@@ -77,5 +123,26 @@ mod tests {
         }
         // SAFETY: as above.
         assert!(unsafe { sum_f32_avx2(&[1.0, f32::NAN, 2.0]) }.is_nan());
+    }
+
+    #[test]
+    fn four_row_sums_equal_the_exact_sums_on_every_length() {
+        if !(std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma"))
+        {
+            return;
+        }
+        let xs: Vec<f32> = (0..800).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+        for n in 0..200 {
+            let rows = [0, 150, 333, 600].map(|o| &xs[o..o + n]);
+            let want = rows.map(|r| r.iter().map(|&v| v as f64).sum::<f64>());
+            // SAFETY: AVX2 and FMA checked above; the rows have the same length.
+            assert_eq!(unsafe { sum4_f32_avx2(rows) }, want, "n = {n}");
+        }
+        let nan = [1.0, f32::NAN, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+        let one = [1.0f32; 9];
+        // SAFETY: as above.
+        let got = unsafe { sum4_f32_avx2([&one, &nan, &one, &one]) };
+        assert!(got[1].is_nan() && got[0] == 9.0 && got[3] == 9.0);
     }
 }

@@ -8,7 +8,10 @@
 //!   output reduces slices of memory in leaves of [`LEAF`] elements combined pairwise. A
 //!   leaf is the reducer's hand-written AVX2 fold when it has one
 //!   ([`Reducer::fold_run_avx2`]; today the float32 `sum`/`mean`), else [`LANES`]
-//!   independent accumulators that the compiler turns into SIMD registers. Consecutive
+//!   independent accumulators that the compiler turns into SIMD registers. Rows of at most
+//!   one leaf (`sum(-1)` of a `[65536, 256]` matrix) are folded four at a time when the
+//!   reducer has a four-row fold ([`Reducer::fold_runs4_avx2`]): row `i` of each quarter of
+//!   a task's outputs together, four memory streams (see "Four streams" below). Consecutive
 //!   outputs find their input through an odometer over the kept dims (no division per
 //!   output: with rows of 256 values a division is a tenth of the row's work);
 //! * **outer reduction** — the reduced dim is strided but the first kept dim is contiguous
@@ -196,6 +199,37 @@
 //! 0.6-0.75× of the copy in those runs. So the outer sum now reads as fast as a pure
 //! read and as the last-dim sum; the issue's `vs copy` ≥ 0.83× is reached only when a
 //! pure read reaches it, which on this host in these hours it did not.
+//!
+//! # Four streams (27 Nov 2026)
+//! A standalone C probe (`gcc -O2 -mavx2`, 2 threads each reading a contiguous half of 64
+//! MiB, medians of 41, variants interleaved in one process, ratios to half the time of an
+//! AVX2 non-temporal copy of the same 64 MiB in the same run) found that one thread reads
+//! several *distant* streams faster than one: a plain f32 read 1.05-1.22× that reference,
+//! the same read split into four quarters read together 0.89-0.97×, eight 0.79-1.11×.
+//! For the last-dim sum's rows of 256 values: one row at a time with eight f64
+//! accumulators and a 4 KiB-ahead prefetch (the fold used until then) 1.16-1.34×, the
+//! same rows alternating between four quarters one whole row at a time 1.13-1.25×, and
+//! **four rows from four quarters folded together** (two f64 accumulators each, eight
+//! values per row per step) 0.94-1.10×; four *adjacent* rows folded together took 1.9-2.1×
+//! (four interleaved streams inside the same pages defeat the hardware prefetcher).
+//! Software prefetching of one stream 1-16 KiB ahead did not close the gap (1.13-1.32×).
+//!
+//! So the inner reduction of short rows folds four rows from the four quarters of a
+//! task's outputs together (`outputs_streams`, `reduce::simd::sum4_f32_avx2`). Because
+//! that fold's order differs from the one-run fold's, every row of such a reduction goes
+//! through it (a task's last `n % 4` rows too, the last row repeated), and such rows are
+//! never split over tasks: the results are bitwise the same at every thread count
+//! (`tests/reductions.rs` checks it with rows whose f64 sum depends on the order). In the
+//! crate, same binary with and without the path (an environment switch, removed since),
+//! three pairs: `sum_lastdim_16M` 1.04 / 1.04 / 1.43 ms (0.91-1.08× the copy's rate)
+//! against 1.93 / 2.15 / 2.14 ms (0.66-0.77×), minima 0.92-1.33 against 1.76-1.91 ms;
+//! issue 13's read-once target (≥ 0.83×) is met there.
+//!
+//! Tried and not kept: the same for the outer fold (`sum_outer_16M`: each task's rows as
+//! four quarters folded together into four accumulator blocks, combined in order): no
+//! measurable gain (0.78 / 0.88 / 0.79× against 0.79 / 0.76 / 0.84× in three pairs; with
+//! each stream prefetched 12 KiB ahead 0.59-0.65×): the one-row outer fold loads and stores
+//! an accumulator per value, so it is not bound by the read stream alone.
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
@@ -762,6 +796,11 @@ unsafe fn outputs_body<T: Copy, R: Reducer<T>>(
     o0: usize,
 ) {
     let k = geo.k;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the caller's contract, passed on.
+    if isa == Isa::Avx2 && unsafe { outputs_streams(r, geo, base, out, o0) } {
+        return;
+    }
     let mut kept = KeptCursor::new(geo, o0);
     for v in out.iter_mut() {
         // SAFETY: the cursor is at a validated output below M (caller's contract).
@@ -771,6 +810,67 @@ unsafe fn outputs_body<T: Copy, R: Reducer<T>>(
         );
         kept.advance();
     }
+}
+
+/// [`outputs_body`] for short contiguous rows (each output one run of at most [`LEAF`]
+/// values, `sum(-1)` of a row-major matrix) when the reducer has a four-row AVX2 fold
+/// ([`Reducer::fold_runs4_avx2`]): the outputs are split into four quarters and row `i` of
+/// every quarter is folded together, so the task reads four memory streams at once; the
+/// last `len % 4` rows are folded four at a time too (the last one repeated), so every row
+/// takes the same fold wherever it falls, and a result does not depend on how the outputs
+/// were split over tasks (nor, so, on the thread count: [`run_inner`] never splits such a
+/// row). Returns `false`, having written nothing, when it does not apply.
+///
+/// # Safety
+/// As [`outputs_body`], with AVX2 and FMA present.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn outputs_streams<T: Copy, R: Reducer<T>>(
+    r: &R,
+    geo: &Geometry,
+    base: *const T,
+    out: &mut [R::Out],
+    o0: usize,
+) -> bool {
+    let (k, n) = (geo.k, out.len());
+    if n == 0 || !matches!(geo.red[..], [(len, 1)] if len == k && k <= LEAF) {
+        return false;
+    }
+    let q = n / 4;
+    let mut cur: [KeptCursor<'_>; 4] = std::array::from_fn(|j| KeptCursor::new(geo, o0 + j * q));
+    // SAFETY: each cursor is at a validated output below M (caller's contract: o0 + n <= M),
+    // whose `k` values are contiguous (one reduced dim of stride 1 and size k).
+    let row = |off: isize| unsafe { std::slice::from_raw_parts(base.offset(off), k) };
+    for i in 0..q {
+        let rows = [0, 1, 2, 3].map(|j| row(cur[j].offset));
+        // SAFETY: AVX2 and FMA (caller's contract); the rows have length k.
+        let Some(acc) = (unsafe { r.fold_runs4_avx2(rows) }) else {
+            return false;
+        };
+        for (j, c) in cur.iter_mut().enumerate() {
+            out[j * q + i] = r.finish(acc[j], k as i64);
+            c.advance();
+        }
+    }
+    // The last cursor stands at output o0 + 4q: the remaining `n - 4q < 4` rows.
+    let last = &mut cur[3];
+    let mut offs = [0isize; 4];
+    for (j, o) in offs.iter_mut().enumerate() {
+        *o = last.offset;
+        if 4 * q + j + 1 < n {
+            last.advance();
+        }
+    }
+    if 4 * q < n {
+        // SAFETY: as above; rows past `n` repeat the last row (their results are dropped).
+        let Some(acc) = (unsafe { r.fold_runs4_avx2(offs.map(row)) }) else {
+            return false;
+        };
+        for (j, v) in out[4 * q..].iter_mut().enumerate() {
+            *v = r.finish(acc[j], k as i64);
+        }
+    }
+    true
 }
 
 multiversion! {
@@ -851,8 +951,10 @@ fn run_inner<T: Element, R: Reducer<T>>(
         unsafe { outputs(isa, &r, geo, base.ptr(), out, 0) };
         return;
     }
-    if geo.m >= work.tasks {
-        let chunk = geo.m.div_ceil(work.tasks);
+    // A reduced range of at most one leaf is never split (there is nothing to split: one
+    // leaf is one task's work), so such outputs are folded alike at every thread count.
+    if geo.m >= work.tasks || k <= LEAF {
+        let chunk = geo.m.div_ceil(work.tasks).max(1);
         out.par_chunks_mut(chunk).enumerate().for_each(|(ci, ch)| {
             // SAFETY: the chunk holds outputs ci·chunk .. ci·chunk + len <= M.
             unsafe { outputs(isa, &r, geo, base.ptr(), ch, ci * chunk) }
