@@ -101,6 +101,18 @@
 //!   97 GB/s for this pass), is below what the hand-written loop reached in all but one
 //!   outlier run here; PyTorch's eager time could not be measured fairly at this load
 //!   (its OpenMP barriers spin: 24-113 ms minima).
+//! * The conv epilogue, third round (27 Nov; tried, not kept). A C probe (2 threads, 64
+//!   MiB) put a blockwise `relu` (1024 values loaded and computed into an L1 buffer, then
+//!   streamed out) at 1.24-1.32x a direct loop's time, and hinting the input two blocks
+//!   ahead with each streamed line at 1.04-1.08x (one block ahead 1.15-1.18x; reading four
+//!   quarters round robin, as the last-dim sum now does, no gain: 1.27-1.38x). In the
+//!   crate the same hint during `stream_copy` (distances of 1-6 blocks, same binary,
+//!   interleaved runs of 41) moved `conv_epilogue_cl_6M_fused` only within the noise:
+//!   0.67-0.92x the copy's rate with it against 0.64-0.82x without, times 1.05-1.61 ms
+//!   either way while the copy itself swung between 1.8 and 3.1 ms from run to run.
+//!   PyTorch eager took 2.09 ms that morning (one quiet run), so the target, half
+//!   of it, was 1.05 ms: two of those 32 fused medians (0.97 and 1.05 ms) were at or
+//!   below it.
 //! * Layer norm: evaluating `mul(c, c)` inside the `mean` saves writing and re-reading
 //!   `sq` (64 MiB each): 5-8% in these runs.
 //! * Softmax: bound by `exp` (16M scalar `expf` calls, ~1 ns each per thread), which fusion
