@@ -228,8 +228,11 @@
 //! Tried and not kept: the same for the outer fold (`sum_outer_16M`: each task's rows as
 //! four quarters folded together into four accumulator blocks, combined in order): no
 //! measurable gain (0.78 / 0.88 / 0.79× against 0.79 / 0.76 / 0.84× in three pairs; with
-//! each stream prefetched 12 KiB ahead 0.59-0.65×): the one-row outer fold loads and stores
-//! an accumulator per value, so it is not bound by the read stream alone.
+//! each stream prefetched 12 KiB ahead 0.59-0.65×; again with the rows re-sliced so the
+//! four-block loop vectorizes without bounds checks, `vcvtps2pd ymm` + `vaddpd` per stream
+//! in `perf annotate`: 0.83 / 0.54 / 0.85× against 0.67 / 0.73 / 0.75×, the copy at
+//! 2.8-3.5 ms): the one-row outer fold loads and stores an accumulator per value, so it is
+//! not bound by the read stream alone, and the samples sit on the four streams' loads.
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
