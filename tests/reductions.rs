@@ -687,9 +687,17 @@ fn every_kernel_path_matches_the_reference() {
     // group overlaps the previous one, more rows than one leaf; and channels-last with 70
     // channels over (2, 3).
     let widths = [31i64, 32, 33, 60, 64, 65, 70, 127, 128, 129, 256, 257, 300];
+    // Enough rows for the float32 sum's four-quarter outer fold (at least 64 passes of four
+    // rows: 300 rows are 4 × 75, 303 leave three rows for the last leaf), at widths around
+    // its 32-column minimum and its four-value step, and a block boundary (600 columns).
+    let quarters = [32i64, 33, 37, 64, 100, 256, 257, 600]
+        .iter()
+        .flat_map(|&w| [300i64, 303].map(|n| (vec![n, w], vec![w, 1], Dims::One(0))))
+        .collect::<Vec<_>>();
     let groups = widths
         .iter()
         .map(|&w| (vec![70, w], vec![w, 1], Dims::One(0)))
+
         .chain([(
             vec![2, 70, 5, 6],
             vec![2100, 1, 420, 70],
@@ -702,6 +710,21 @@ fn every_kernel_path_matches_the_reference() {
             (vec![n, 9, 5], vec![45, 1, 9], Dims::List(vec![0, 2])),
         ]
     });
+    // The four-quarter fold is the float32 sum's and mean's only (the other ops and dtypes
+    // take the paths above on these layouts).
+    for (sizes, strides, dims) in quarters {
+        let l = Layout {
+            sizes,
+            strides,
+            offset: 1,
+        };
+        for op in [ReductionOp::Sum, ReductionOp::Mean] {
+            for (seed, keepdim) in [(7u64, false), (8, true), (9, false)] {
+                let r = run_op::<f32>(op, &l, &dims, keepdim, seed);
+                assert!(r.is_ok(), "{op} f32 {l:?} {dims:?}: {r:?}");
+            }
+        }
+    }
     for (sizes, strides, dims) in layouts.into_iter().chain(groups).chain(runs) {
         let l = Layout {
             sizes,

@@ -66,6 +66,19 @@ pub trait ReduceElement: Element {
         let _ = rows;
         None
     }
+
+    /// Kernel hook: `acc[j]` plus the `j`-th values of four rows (each at least
+    /// `acc.len()` long), summed with AVX2; `false` (the default), having changed nothing,
+    /// where no such fold exists: see [`Reducer::fold_rows4_into_avx2`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn sum_rows4_into_avx2(acc: &mut [Self::SumAcc], rows: [&[Self]; 4]) -> bool {
+        let _ = (acc, rows);
+        false
+    }
 }
 
 macro_rules! reduce_int {
@@ -120,7 +133,7 @@ reduce_int!(i32, bool);
 reduce_int!(i64, bool);
 
 macro_rules! reduce_float {
-    ($t:ty $(, $sum_avx2:path, $sum4_avx2:path)?) => {
+    ($t:ty $(, $sum_avx2:path, $sum4_avx2:path, $rows4_avx2:path)?) => {
         impl ReduceElement for $t {
             type Wide = $t;
             type Logical = bool;
@@ -176,12 +189,24 @@ macro_rules! reduce_float {
                     // SAFETY: the caller guarantees AVX2, FMA and equal lengths.
                     Some(unsafe { $sum4_avx2(rows) })
                 }
+                #[cfg(target_arch = "x86_64")]
+                #[inline(always)]
+                unsafe fn sum_rows4_into_avx2(acc: &mut [f64], rows: [&[Self]; 4]) -> bool {
+                    // SAFETY: the caller guarantees AVX2 and FMA and the rows' lengths.
+                    unsafe { $rows4_avx2(acc, rows) };
+                    true
+                }
             )?
         }
     };
 }
 #[cfg(target_arch = "x86_64")]
-reduce_float!(f32, super::simd::sum_f32_avx2, super::simd::sum4_f32_avx2);
+reduce_float!(
+    f32,
+    super::simd::sum_f32_avx2,
+    super::simd::sum4_f32_avx2,
+    super::simd::sum_rows4_into_f32_avx2
+);
 #[cfg(not(target_arch = "x86_64"))]
 reduce_float!(f32);
 reduce_float!(f64);
@@ -275,6 +300,22 @@ pub trait Reducer<T>: Copy + Send + Sync {
         let _ = rows;
         None
     }
+
+    /// Kernel hook: folds the `j`-th values of four rows of the reduced dim (each at least
+    /// `acc.len()` long) into `acc[j]` with a hand-written AVX2 loop, or returns `false`
+    /// (the default) having changed nothing. The fold ignores the rows' positions, so only
+    /// order-insensitive reducers (`sum`, `mean`) implement it. The outer reduction then folds rows from four distant parts of its
+    /// range together (four memory streams, one accumulator load and store per four
+    /// values; see the `kernel::reduce` docs).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_rows4_into_avx2(&self, acc: &mut [Self::Acc], rows: [&[T]; 4]) -> bool {
+        let _ = (acc, rows);
+        false
+    }
 }
 
 /// `sum`: floats accumulate in `f64` (more accurate than PyTorch's float32 cascade, see
@@ -338,6 +379,12 @@ impl<T: ReduceElement> Reducer<T> for Sum {
         // SAFETY: the caller guarantees AVX2, FMA and equal lengths.
         unsafe { T::sum_runs4_avx2(rows) }
     }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_rows4_into_avx2(&self, acc: &mut [T::SumAcc], rows: [&[T]; 4]) -> bool {
+        // SAFETY: the caller guarantees AVX2, FMA and the rows' lengths.
+        unsafe { T::sum_rows4_into_avx2(acc, rows) }
+    }
 }
 
 impl<T: ReduceElement<Wide = T> + FloatElement> Reducer<T> for Mean {
@@ -372,6 +419,12 @@ impl<T: ReduceElement<Wide = T> + FloatElement> Reducer<T> for Mean {
     unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T::SumAcc; 4]> {
         // SAFETY: the caller guarantees AVX2, FMA and equal lengths.
         unsafe { T::sum_runs4_avx2(rows) }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_rows4_into_avx2(&self, acc: &mut [T::SumAcc], rows: [&[T]; 4]) -> bool {
+        // SAFETY: the caller guarantees AVX2, FMA and the rows' lengths.
+        unsafe { T::sum_rows4_into_avx2(acc, rows) }
     }
 }
 

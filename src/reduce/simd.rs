@@ -103,6 +103,35 @@ pub(crate) unsafe fn sum4_f32_avx2(rows: [&[f32]; 4]) -> [f64; 4] {
     out
 }
 
+/// `acc[j] += (a[j] + b[j]) + (c[j] + d[j])` in f64 for the four rows `[a, b, c, d]` (each
+/// at least `acc.len()` long): the outer float32 sum folding rows from four distant parts
+/// of its range together, one accumulator load and store per four values (measured in the
+/// `kernel::reduce` docs).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn sum_rows4_into_f32_avx2(acc: &mut [f64], rows: [&[f32]; 4]) {
+    let w = acc.len();
+    let [a, b, c, d] = rows.map(|r| &r[..w]);
+    let mut j = 0;
+    while j + 4 <= w {
+        // SAFETY: j + 4 <= w = the length of `acc` and of every row slice (unaligned loads
+        // and store).
+        unsafe {
+            let v = |r: &[f32]| _mm256_cvtps_pd(_mm_loadu_ps(r.as_ptr().add(j)));
+            let s = _mm256_add_pd(_mm256_add_pd(v(a), v(b)), _mm256_add_pd(v(c), v(d)));
+            let p = acc.as_mut_ptr().add(j);
+            _mm256_storeu_pd(p, _mm256_add_pd(_mm256_loadu_pd(p), s));
+        }
+        j += 4;
+    }
+    for j in j..w {
+        acc[j] += (a[j] as f64 + b[j] as f64) + (c[j] as f64 + d[j] as f64);
+    }
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
@@ -123,6 +152,26 @@ mod tests {
         }
         // SAFETY: as above.
         assert!(unsafe { sum_f32_avx2(&[1.0, f32::NAN, 2.0]) }.is_nan());
+    }
+
+    #[test]
+    fn four_rows_into_accumulators_equal_the_exact_sums_on_every_width() {
+        if !(std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma"))
+        {
+            return;
+        }
+        let xs: Vec<f32> = (0..900).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+        for w in 0..40 {
+            let rows = [0, 200, 433, 800].map(|o| &xs[o..o + w + 3]);
+            let mut acc: Vec<f64> = (0..w).map(|j| j as f64).collect();
+            // SAFETY: AVX2 and FMA checked above; rows are longer than `acc`.
+            unsafe { sum_rows4_into_f32_avx2(&mut acc, rows) };
+            for (j, &v) in acc.iter().enumerate() {
+                let want = j as f64 + rows.iter().map(|r| r[j] as f64).sum::<f64>();
+                assert_eq!(v, want, "w = {w}, column {j}");
+            }
+        }
     }
 
     #[test]

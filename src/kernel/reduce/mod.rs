@@ -29,7 +29,11 @@
 //!   instead folded in **register groups**: 256 bytes of adjacent outputs (64 float32, 32
 //!   float64/int64, 256 uint8/bool) whose accumulators live in eight vector registers
 //!   while whole rows stream past, one row per step (a ragged width's last group is shifted
-//!   left to end at the block's edge, recomputing the overlapped columns). The folds
+//!   left to end at the block's edge, recomputing the overlapped columns). Under AVX2, a
+//!   block of the float32 `sum`/`mean` at least 256 bytes of accumulators wide over at
+//!   least 256 rows instead folds four rows per pass, one from each quarter of its rows,
+//!   into the same accumulators ([`Reducer::fold_rows4_into_avx2`], see "Four streams").
+//!   The folds
 //!   prefetch the rows they will reach `PREFETCH_BYTES` (one-row passes:
 //!   `ROW_PREFETCH_BYTES`) of reduced stride ahead (at least four rows), because the
 //!   hardware prefetcher does not keep up with their row streams;
@@ -225,14 +229,22 @@
 //! against 1.93 / 2.15 / 2.14 ms (0.66-0.77×), minima 0.92-1.33 against 1.76-1.91 ms;
 //! issue 13's read-once target (≥ 0.83×) is met there.
 //!
-//! Tried and not kept: the same for the outer fold (`sum_outer_16M`: each task's rows as
-//! four quarters folded together into four accumulator blocks, combined in order): no
-//! measurable gain (0.78 / 0.88 / 0.79× against 0.79 / 0.76 / 0.84× in three pairs; with
-//! each stream prefetched 12 KiB ahead 0.59-0.65×; again with the rows re-sliced so the
-//! four-block loop vectorizes without bounds checks, `vcvtps2pd ymm` + `vaddpd` per stream
-//! in `perf annotate`: 0.83 / 0.54 / 0.85× against 0.67 / 0.73 / 0.75×, the copy at
-//! 2.8-3.5 ms): the one-row outer fold loads and stores an accumulator per value, so it is
-//! not bound by the read stream alone, and the samples sit on the four streams' loads.
+//! The outer fold (`sum_outer_16M`) first took the same shape, each task's rows as four
+//! quarters folded together into four accumulator blocks: no consistent gain (0.78 / 0.88 /
+//! 0.79× against 0.79 / 0.76 / 0.84× in three pairs; with each stream prefetched 12 KiB
+//! ahead 0.59-0.65×; again with the rows re-sliced so the loop vectorizes without bounds
+//! checks: 0.83 / 0.54 / 0.85× against 0.67 / 0.73 / 0.75×): the one-row fold loads and
+//! stores an accumulator per value, and four blocks keep that cost. Folding the four
+//! quarters' rows into **one** block, `acc[j] += (a[j] + b[j]) + (c[j] + d[j])` in f64
+//! (`fold_quarters`, `reduce::simd::sum_rows4_into_f32_avx2`), keeps the four streams and
+//! loads and stores each accumulator once per four values: in the C probe (same setup as
+//! above, `[65536, 256]` over dim 0, while a CI build ran) 1.66-1.72 ms against 2.39-2.87
+//! ms for the one-row fold with its prefetch; two quarters 1.78-2.00 ms; two *adjacent*
+//! rows per pass 6.1-7.5 ms. In the crate, same binary with and without (an environment
+//! switch, removed since): `--cpu-time` during a CI build, three pairs, 1.23 / 1.35 / 1.33
+//! ms (0.76-0.81× the copy's rate) against 2.23 / 1.97 / 2.04 ms (0.48-0.59×); wall time on
+//! the quiet host right after, 0.92 / 1.01 / 1.33× against 0.79 / 0.50 / 0.77×. The
+//! read-once target (≥ 0.83×) is met in those wall-time runs.
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
@@ -1184,13 +1196,17 @@ unsafe fn fold_leaf<T: Copy, R: Reducer<T>>(
 }
 
 /// Accumulates the `w` adjacent outputs at `base` over reduced rows `[k0, k1)`: leaves of
-/// [`ROW_LEAF`] rows ([`fold_leaf`]) combined by a pairwise cascade.
+/// [`ROW_LEAF`] rows ([`fold_leaf`]) combined by a pairwise cascade. Where the reducer has
+/// a four-row fold (the float32 `sum`/`mean`, AVX2) and the block is at least
+/// [`REG_BYTES`] of accumulators wide, the range's first `4·quarter` rows are read as its
+/// four quarters instead ([`fold_quarters`], leaves of [`ROW_LEAF`] passes of four rows),
+/// the last `(k1 - k0) % 4` rows as one more leaf.
 ///
 /// # Safety
 /// As [`fold_rows`] for a block of `w` outputs.
 #[inline(always)]
 unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
-    _isa: Isa,
+    isa: Isa,
     r: &R,
     geo: &Geometry,
     base: *const T,
@@ -1199,26 +1215,39 @@ unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
     k1: usize,
 ) -> Vec<R::Acc> {
     let id = r.identity();
-    let mut stack: SmallVec<[(Vec<R::Acc>, u32); 24]> = SmallVec::new();
+    let mut stack: LeafStack<R::Acc> = SmallVec::new();
     let mut free: Vec<Vec<R::Acc>> = Vec::new();
     let mut k = k0;
+    // Four streams: leaves of `ROW_LEAF` passes over the range's four quarters (see
+    // `fold_quarters`), then the last `(k1 - k0) % 4` rows as one more leaf below.
+    let quarter = (k1 - k0) / 4;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: AVX2 and FMA (the `isa`), the rows `[k0, k1)` of the caller's contract.
+    if isa == Isa::Avx2
+        && std::mem::size_of::<R::Acc>() * w >= REG_BYTES
+        && quarter >= ROW_LEAF
+        && unsafe { r.fold_rows4_into_avx2(&mut [], [&[]; 4]) }
+    {
+        let mut t = 0;
+        while t < quarter {
+            let n = ROW_LEAF.min(quarter - t);
+            let mut acc = free.pop().unwrap_or_else(|| vec![id; w]);
+            acc.fill(id);
+            // SAFETY: as above; passes t..t + n of the quarters are rows below k0 + 4·quarter.
+            unsafe { fold_quarters(r, geo, base, &mut acc, k0, quarter, t, t + n) };
+            push_leaf(r, &mut stack, &mut free, acc);
+            t += n;
+        }
+        k = k0 + 4 * quarter;
+    }
+    let _ = (isa, quarter);
     while k < k1 {
         let n = ROW_LEAF.min(k1 - k);
         let mut acc = free.pop().unwrap_or_else(|| vec![id; w]);
         acc.fill(id);
         // SAFETY: caller's contract, k + n <= k1.
         unsafe { fold_leaf(r, geo, base, &mut acc, k, k + n) };
-        let mut rank = 0u32;
-        while stack.last().is_some_and(|(_, rk)| *rk == rank) {
-            let (mut prev, _) = stack.pop().expect("checked non-empty");
-            for (p, &a) in prev.iter_mut().zip(&acc) {
-                *p = r.combine(*p, a);
-            }
-            free.push(acc);
-            acc = prev;
-            rank += 1;
-        }
-        stack.push((acc, rank));
+        push_leaf(r, &mut stack, &mut free, acc);
         k += n;
     }
     let mut it = stack.into_iter();
@@ -1229,6 +1258,63 @@ unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
         }
     }
     res
+}
+
+/// The outer fold's cascade: blocks of accumulators with their ranks.
+type LeafStack<A> = SmallVec<[(Vec<A>, u32); 24]>;
+
+/// Pushes a leaf's accumulators onto the outer fold's pairwise cascade (a binary counter:
+/// two blocks of equal rank merge, earlier first; merged blocks are reused).
+#[inline(always)]
+fn push_leaf<T, R: Reducer<T>>(
+    r: &R,
+    stack: &mut LeafStack<R::Acc>,
+    free: &mut Vec<Vec<R::Acc>>,
+    mut acc: Vec<R::Acc>,
+) {
+    let mut rank = 0u32;
+    while stack.last().is_some_and(|(_, rk)| *rk == rank) {
+        let (mut prev, _) = stack.pop().expect("checked non-empty");
+        for (p, &a) in prev.iter_mut().zip(&acc) {
+            *p = r.combine(*p, a);
+        }
+        free.push(acc);
+        acc = prev;
+        rank += 1;
+    }
+    stack.push((acc, rank));
+}
+
+/// Folds passes `t0..t1` over the four quarters of the `4·quarter` rows from `k0` into
+/// `acc`: pass `t` adds rows `k0 + t`, `k0 + quarter + t`, `k0 + 2·quarter + t` and
+/// `k0 + 3·quarter + t` ([`Reducer::fold_rows4_into_avx2`]), so the input is read as four
+/// distant streams and each accumulator is loaded and stored once per four values.
+///
+/// # Safety
+/// As [`fold_rows`] for the block of `acc.len()` outputs, `k0 + 4·quarter <= K`, `t1 <=
+/// quarter`; AVX2 and FMA present; the reducer implements the hook.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn fold_quarters<T: Copy, R: Reducer<T>>(
+    r: &R,
+    geo: &Geometry,
+    base: *const T,
+    acc: &mut [R::Acc],
+    k0: usize,
+    quarter: usize,
+    t0: usize,
+    t1: usize,
+) {
+    let w = acc.len();
+    // SAFETY: kk < K and the block's `w` outputs lie along the contiguous kept dim, so the
+    // row of `w` values is inside the validated input (caller's contract).
+    let row = |kk: usize| unsafe { std::slice::from_raw_parts(base.offset(geo.red_offset(kk)), w) };
+    for t in t0..t1 {
+        let rows = [0, 1, 2, 3].map(|q| row(k0 + q * quarter + t));
+        // SAFETY: AVX2 and FMA (caller's contract); every row has `w` values.
+        unsafe { r.fold_rows4_into_avx2(acc, rows) };
+    }
 }
 
 multiversion! {
