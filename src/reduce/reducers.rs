@@ -303,10 +303,11 @@ pub trait Reducer<T>: Copy + Send + Sync {
 
     /// Kernel hook: folds the `j`-th values of four rows of the reduced dim (each at least
     /// `acc.len()` long) into `acc[j]` with a hand-written AVX2 loop, or returns `false`
-    /// (the default) having changed nothing. The fold ignores the rows' positions, so only
-    /// order-insensitive reducers (`sum`, `mean`) implement it. The outer reduction then folds rows from four distant parts of its
-    /// range together (four memory streams, one accumulator load and store per four
-    /// values; see the `kernel::reduce` docs).
+    /// (the default) having changed nothing, so an empty `acc` asks whether the fold
+    /// exists. The fold ignores the rows' positions, so only order-insensitive reducers
+    /// (`sum`, `mean`) implement it. The outer reduction then folds rows from four distant
+    /// parts of its range together (four memory streams, one accumulator load and store per
+    /// four values; see the `kernel::reduce` docs).
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA.
@@ -316,6 +317,32 @@ pub trait Reducer<T>: Copy + Send + Sync {
         let _ = (acc, rows);
         false
     }
+}
+
+/// The AVX2 kernel hooks of the reducers whose accumulator is the element's `sum`
+/// accumulator (`sum`, `mean`): the element type's hand-written folds
+/// ([`ReduceElement::sum_run_avx2`] and its four-row forms).
+macro_rules! sum_kernel_hooks {
+    () => {
+        #[cfg(target_arch = "x86_64")]
+        #[inline(always)]
+        unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T::SumAcc> {
+            // SAFETY: the caller guarantees AVX2 and FMA.
+            unsafe { T::sum_run_avx2(xs) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        #[inline(always)]
+        unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T::SumAcc; 4]> {
+            // SAFETY: the caller guarantees AVX2, FMA and equal lengths.
+            unsafe { T::sum_runs4_avx2(rows) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        #[inline(always)]
+        unsafe fn fold_rows4_into_avx2(&self, acc: &mut [T::SumAcc], rows: [&[T]; 4]) -> bool {
+            // SAFETY: the caller guarantees AVX2, FMA and the rows' lengths.
+            unsafe { T::sum_rows4_into_avx2(acc, rows) }
+        }
+    };
 }
 
 /// `sum`: floats accumulate in `f64` (more accurate than PyTorch's float32 cascade, see
@@ -367,24 +394,7 @@ impl<T: ReduceElement> Reducer<T> for Sum {
     fn finish(&self, acc: T::SumAcc, _: i64) -> T::Wide {
         T::from_sum_acc(acc)
     }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T::SumAcc> {
-        // SAFETY: the caller guarantees AVX2 and FMA.
-        unsafe { T::sum_run_avx2(xs) }
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T::SumAcc; 4]> {
-        // SAFETY: the caller guarantees AVX2, FMA and equal lengths.
-        unsafe { T::sum_runs4_avx2(rows) }
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_rows4_into_avx2(&self, acc: &mut [T::SumAcc], rows: [&[T]; 4]) -> bool {
-        // SAFETY: the caller guarantees AVX2, FMA and the rows' lengths.
-        unsafe { T::sum_rows4_into_avx2(acc, rows) }
-    }
+    sum_kernel_hooks!();
 }
 
 impl<T: ReduceElement<Wide = T> + FloatElement> Reducer<T> for Mean {
@@ -408,24 +418,7 @@ impl<T: ReduceElement<Wide = T> + FloatElement> Reducer<T> for Mean {
         // As PyTorch: the sum in the result type, divided by the count.
         T::from_sum_acc(acc).div(T::from_scalar(Scalar::Int(count)))
     }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T::SumAcc> {
-        // SAFETY: the caller guarantees AVX2 and FMA.
-        unsafe { T::sum_run_avx2(xs) }
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T::SumAcc; 4]> {
-        // SAFETY: the caller guarantees AVX2, FMA and equal lengths.
-        unsafe { T::sum_runs4_avx2(rows) }
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_rows4_into_avx2(&self, acc: &mut [T::SumAcc], rows: [&[T]; 4]) -> bool {
-        // SAFETY: the caller guarantees AVX2, FMA and the rows' lengths.
-        unsafe { T::sum_rows4_into_avx2(acc, rows) }
-    }
+    sum_kernel_hooks!();
 }
 
 impl<T: ReduceElement> Reducer<T> for Prod {

@@ -1215,8 +1215,8 @@ unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
     k1: usize,
 ) -> Vec<R::Acc> {
     let id = r.identity();
-    let mut stack: LeafStack<R::Acc> = SmallVec::new();
-    let mut free: Vec<Vec<R::Acc>> = Vec::new();
+    let comb = |a, b| r.combine(a, b);
+    let mut cascade = BlockCascade::new();
     let mut k = k0;
     // Four streams: leaves of `ROW_LEAF` passes over the range's four quarters (see
     // `fold_quarters`), then the last `(k1 - k0) % 4` rows as one more leaf below.
@@ -1231,11 +1231,10 @@ unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
         let mut t = 0;
         while t < quarter {
             let n = ROW_LEAF.min(quarter - t);
-            let mut acc = free.pop().unwrap_or_else(|| vec![id; w]);
-            acc.fill(id);
+            let mut acc = cascade.leaf(id, w);
             // SAFETY: as above; passes t..t + n of the quarters are rows below k0 + 4·quarter.
             unsafe { fold_quarters(r, geo, base, &mut acc, k0, quarter, t, t + n) };
-            push_leaf(r, &mut stack, &mut free, acc);
+            cascade.push(acc, comb);
             t += n;
         }
         k = k0 + 4 * quarter;
@@ -1243,46 +1242,65 @@ unsafe fn outer_block_body<T: Copy, R: Reducer<T>>(
     let _ = (isa, quarter);
     while k < k1 {
         let n = ROW_LEAF.min(k1 - k);
-        let mut acc = free.pop().unwrap_or_else(|| vec![id; w]);
-        acc.fill(id);
+        let mut acc = cascade.leaf(id, w);
         // SAFETY: caller's contract, k + n <= k1.
         unsafe { fold_leaf(r, geo, base, &mut acc, k, k + n) };
-        push_leaf(r, &mut stack, &mut free, acc);
+        cascade.push(acc, comb);
         k += n;
     }
-    let mut it = stack.into_iter();
-    let (mut res, _) = it.next().unwrap_or_else(|| (vec![id; w], 0));
-    for (a, _) in it {
-        for (p, &x) in res.iter_mut().zip(&a) {
-            *p = r.combine(*p, x);
-        }
-    }
-    res
+    cascade.finish(id, w, comb)
 }
 
-/// The outer fold's cascade: blocks of accumulators with their ranks.
-type LeafStack<A> = SmallVec<[(Vec<A>, u32); 24]>;
+/// The outer fold's pairwise cascade over leaves that are blocks of accumulators (a binary
+/// counter, as [`Cascade`] for single accumulators): two blocks of equal rank merge column
+/// by column, earlier first; merged blocks are reused for later leaves.
+struct BlockCascade<A> {
+    stack: SmallVec<[(Vec<A>, u32); 24]>,
+    free: Vec<Vec<A>>,
+}
 
-/// Pushes a leaf's accumulators onto the outer fold's pairwise cascade (a binary counter:
-/// two blocks of equal rank merge, earlier first; merged blocks are reused).
-#[inline(always)]
-fn push_leaf<T, R: Reducer<T>>(
-    r: &R,
-    stack: &mut LeafStack<R::Acc>,
-    free: &mut Vec<Vec<R::Acc>>,
-    mut acc: Vec<R::Acc>,
-) {
-    let mut rank = 0u32;
-    while stack.last().is_some_and(|(_, rk)| *rk == rank) {
-        let (mut prev, _) = stack.pop().expect("checked non-empty");
-        for (p, &a) in prev.iter_mut().zip(&acc) {
-            *p = r.combine(*p, a);
+impl<A: Copy> BlockCascade<A> {
+    fn new() -> Self {
+        BlockCascade {
+            stack: SmallVec::new(),
+            free: Vec::new(),
         }
-        free.push(acc);
-        acc = prev;
-        rank += 1;
     }
-    stack.push((acc, rank));
+
+    /// A block of `w` accumulators set to `id`, for the next leaf.
+    #[inline(always)]
+    fn leaf(&mut self, id: A, w: usize) -> Vec<A> {
+        let mut acc = self.free.pop().unwrap_or_else(|| vec![id; w]);
+        acc.fill(id);
+        acc
+    }
+
+    #[inline(always)]
+    fn push(&mut self, mut acc: Vec<A>, combine: impl Fn(A, A) -> A) {
+        let mut rank = 0u32;
+        while self.stack.last().is_some_and(|(_, rk)| *rk == rank) {
+            let (mut prev, _) = self.stack.pop().expect("checked non-empty");
+            for (p, &a) in prev.iter_mut().zip(&acc) {
+                *p = combine(*p, a);
+            }
+            self.free.push(acc);
+            acc = prev;
+            rank += 1;
+        }
+        self.stack.push((acc, rank));
+    }
+
+    /// The blocks combined in order (`w` times `id` when nothing was pushed).
+    fn finish(self, id: A, w: usize, combine: impl Fn(A, A) -> A) -> Vec<A> {
+        let mut it = self.stack.into_iter();
+        let (mut res, _) = it.next().unwrap_or_else(|| (vec![id; w], 0));
+        for (a, _) in it {
+            for (p, &x) in res.iter_mut().zip(&a) {
+                *p = combine(*p, x);
+            }
+        }
+        res
+    }
 }
 
 /// Folds passes `t0..t1` over the four quarters of the `4·quarter` rows from `k0` into
