@@ -184,6 +184,7 @@ pub use prover::CoverTarget;
 pub(crate) use prover::{cover, equal_under, uncovered_by};
 pub(crate) use retrace::{verify_stored_seeded, Hints, Mismatch, Pairs, Retrace};
 pub(crate) use guards::simplify_guards;
+pub(crate) use trace::TracedGuards;
 pub use spec::{
     is_spec_op, InputSpec, Op, SizeSpec, Spec, StrideSpec, COVER_10_SYMBOLS_SPEC_JSON,
     COVER_FREE_STRIDES_3D_SPEC_JSON, SEED_SPEC_JSON,

@@ -33,10 +33,10 @@ use super::specialize::{bindings_of, fusion_values, specialize, ProgramSpecializ
 use super::stepplan::{describe_structure, plan_pairs, StepPlan};
 use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
 use crate::aot::{
-    art, load_traced_at, strings, verify_stored_seeded, Artifact, CoverOptions, Coverage, Hints, Mismatch,
+    art, load_traced_at, strings, verify_stored_seeded, Artifact, CoverOptions, Coverage, Hints, Mismatch, TracedGuards,
     Pairs, RawGuard, Retrace, ARTIFACT_FORMAT,
 };
-use crate::sym::{BoolExpr, Expr, Guard, GuardSet};
+use crate::sym::{BoolExpr, Expr, GuardSet};
 use crate::{DType, Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -138,10 +138,10 @@ impl Retrace for ProgramSubject<'_> {
         input_layouts(self.0, point).is_ok()
     }
 
-    fn retrace(&self, point: &[i64]) -> Result<(Vec<Guard>, Traced)> {
+    fn retrace(&self, point: &[i64]) -> Result<(TracedGuards, Traced)> {
         let t = trace(self.0, &bindings_of(&self.0.symbols, point))?;
         Ok((
-            t.guards.guards,
+            TracedGuards::Simplified(t.guards.guards),
             Traced {
                 values: t.values,
                 plans: t.plans,

@@ -243,6 +243,13 @@ impl ShapeEnv {
         st.guards.clone()
     }
 
+    /// The recorded guards without [`ShapeEnv::guards`]' pruning: the same conjunction (a
+    /// pruned guard is implied by the kept ones), without the pruning's quadratic cost. For
+    /// callers that only ask whether something implies every guard.
+    pub fn guards_unpruned(&self) -> Vec<Guard> {
+        self.lock().guards.clone()
+    }
+
     /// The recorded guards as a [`GuardSet`].
     pub fn guard_set(&self) -> GuardSet {
         GuardSet::from(self.guards())
