@@ -136,6 +136,21 @@
 //! witness search and 5% in searching disjunctions' branches; with hints about 80% of a
 //! load is the traces themselves (41% simplifying their guards, 27% the symbolic build).
 //!
+//! The simplification is skipped where it proves nothing (27 Nov): the simplified guards
+//! are equivalent to the guards as recorded (range guards plus the environment's), so the
+//! verifier first asks whether the region's facts imply each *recorded* guard (one
+//! decision each, under facts assumed once) and the plans are equal, and simplifies a
+//! trace's guards only when that does not settle the region (`trace::RecordedGuards`).
+//! That check only accepts, so what is rejected and why is unchanged. 72 of the 100
+//! specializations of the bench artifact verify without simplifying (the others merge
+//! classes into a disjunction or a widened guard, which no single trace's recorded guards
+//! follow from). Same binary, same minutes, median of 21 loads in a loop (the host slow
+//! that day: its 64 MiB copy at 3.4 ms): 44.0 ms before, 29.2-32.1 ms after;
+//! `symstride bench --only artifact_load_100` read 45-61 ms before and 29.5-30.0 ms after
+//! (the bench process holds the other scenarios' tensors, which made its allocations
+//! slower and noisier before). Of the verification now: 58% the traces (their symbolic builds), 21%
+//! simplifying the traces the check did not settle, 12% the decisions, 8% comparing plans.
+//!
 //! Earlier figures, before the hints and for the 6-symbol `addcmul` cover that was the
 //! bench artifact then: the cost of a load is mostly re-tracing: bench scenario
 //! `artifact_load_100` (the first
