@@ -332,23 +332,10 @@ impl<S: Retrace> Verifier<'_, S> {
             if recorded
                 .iter()
                 .all(|g| implied_by(syms, &refs, &g.cond, &mut decider))
+                && self.compare_under(&refs, &recorded, &t).is_ok()
             {
-                let mut with_recorded = refs.clone();
-                with_recorded.extend(recorded.iter().map(|g| &g.cond));
-                if compare(
-                    self.subject,
-                    &with_recorded,
-                    self.payload,
-                    &t.payload,
-                    &t.traced_at,
-                )
-                .is_ok()
-                {
-                    return Ok(());
-                }
+                return Ok(());
             }
-        }
-        if t.recorded.is_some() && t.guards.get().is_none() {
             self.simplified += 1;
         }
         let missing = t
@@ -356,18 +343,9 @@ impl<S: Retrace> Verifier<'_, S> {
             .iter()
             .find(|g| !implied_by(syms, &refs, &g.cond, &mut decider));
         let Some(g) = missing.cloned() else {
-            // Every traced guard follows from the region's facts, so adding them is sound,
-            // and their literals (`b == 0`) are what the comparison substitutes.
-            let mut with_traced = refs.clone();
-            with_traced.extend(t.guards().iter().map(|g| &g.cond));
-            return compare(
-                self.subject,
-                &with_traced,
-                self.payload,
-                &t.payload,
-                &t.traced_at,
-            )
-            .map_err(|e| in_region(e, why));
+            return self
+                .compare_under(&refs, t.guards(), &t)
+                .map_err(|e| in_region(e, why));
         };
         // A stored disjunction the trace did not record: one region per disjunct.
         if let Some(i) = facts
@@ -397,6 +375,20 @@ impl<S: Retrace> Verifier<'_, S> {
         let mut without = facts;
         without.push(g.cond.not());
         self.region(without, Some(&g))
+    }
+
+    /// Compares the stored payload with trace `t`'s under the region's `facts` and the
+    /// trace's `guards`: the facts imply every one of them, so adding them is sound, and
+    /// their literals (`b == 0`) are what the comparison substitutes.
+    fn compare_under(
+        &self,
+        facts: &[&BoolExpr],
+        guards: &[Guard],
+        t: &Traced<S::Payload>,
+    ) -> Result<()> {
+        let mut with = facts.to_vec();
+        with.extend(guards.iter().map(|g| &g.cond));
+        compare(self.subject, &with, self.payload, &t.payload, &t.traced_at)
     }
 
     /// A trace at a point of the region: a previous one when its point lies there, else a

@@ -385,8 +385,9 @@ pub(crate) fn trace_parts(spec: &Spec, at: &[i64]) -> Result<Traced> {
     })
 }
 
-/// The (simplified) guards a trace recorded, and its plan or, when the build failed, the
-/// build's error (the guards then cover every branch taken up to the failure).
+/// The guards a trace recorded (simplified on demand: [`RecordedGuards`]), and its plan
+/// or, when the build failed, the build's error (the guards then cover every branch taken
+/// up to the failure).
 fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(RecordedGuards, Result<Plan<Expr>>)> {
     if at.len() != spec.symbols.len() {
         return Err(Error::invalid(format!(
