@@ -376,8 +376,10 @@ fn verification_hints_are_checked_and_never_trusted() {
 }
 
 /// A cover's widened specialization can need more re-traces to verify than the loader's
-/// fixed budget (here `[a, ..., h] + [h]`: the plan of its first specialization is shared
-/// by 63 traced classes, the patterns of sizes 1 among `b..g`). Such artifacts were written
+/// fixed budget (here `[a, ..., h] + [h]` covered in one run: the plan of its first
+/// specialization is shared by 63 traced classes, the patterns of sizes 1 among `b..g`; the
+/// default cover runs it as four parts, whose widened specializations are smaller, so the
+/// premise needs `cover_parts` off). Such artifacts were written
 /// and then refused by their own loader; now the compile verifies them, and the recorded
 /// points both guide the load and extend its budget (one trace per point, so the cost
 /// stays linear in the file). Without the points the fixed budget applies and the load is
@@ -388,7 +390,16 @@ fn widened_specializations_load_with_their_recorded_points() {
         r#"{"op":"add","inputs":[{"sizes":["a","b","c","d","e","f","g","h"],"layout":"contiguous"},{"sizes":["h"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":6,"f":7,"g":8,"h":9}}"#,
     )
     .unwrap();
-    let good = compile(&spec, true);
+    let good = Artifact::compile(
+        &spec,
+        &CompileOptions {
+            cover: true,
+            cover_parts: false,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .to_json();
     let a = Artifact::from_json(&good).unwrap();
     assert!(a.coverage.as_ref().is_some_and(|c| c.complete));
     assert_sound_on_grid(&a, 3, "`[a, ..., h] + [h]` cover");

@@ -319,6 +319,61 @@ fn rank_10_broadcast_with_shared_sizes_covers_completely() {
     assert!(empties > 1000, "the sample has empty bindings");
 }
 
+/// A cover past `SPLIT_AFTER_TRACES` (128) traces is re-run as four parts of its domain in
+/// parallel (`[a, ..., h] + [a, 1, ..., 1]`: one class per pattern of sizes 1, 2^8 of
+/// them): still complete, at most 64 specializations, every random binding (sizes 0..=3)
+/// answered as a fresh concrete build through the reloaded artifact, and the same artifact
+/// at one thread as at three (the parts are fixed and concatenated in order). With
+/// `cover_parts` off it is one run, with fewer specializations.
+#[test]
+fn large_covers_run_as_parts_the_same_at_every_thread_count() {
+    let spec = Spec::from_json(
+        r#"{"op":"add","inputs":[{"sizes":["a","b","c","d","e","f","g","h"],"layout":"contiguous"},{"sizes":["a",1,1,1,1,1,1,1],"layout":"contiguous"}],"hints":{"a":3,"b":4,"c":5,"d":6,"e":7,"f":8,"g":9,"h":10}}"#,
+    )
+    .unwrap();
+    let at = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| cover(&spec))
+    };
+    let a = at(1);
+    assert_eq!(a, at(3), "the artifact depends on the thread count");
+    let c = a.coverage.as_ref().unwrap();
+    assert!(c.complete, "{:?}", c.uncovered);
+    assert!(a.specializations.len() <= 64, "{}", a.specializations.len());
+    // The parts repeat the general plans: more specializations than one run's.
+    let one_run = Artifact::compile(
+        &spec,
+        &CompileOptions {
+            cover_parts: false,
+            ..cover_opts()
+        },
+    )
+    .unwrap();
+    assert!(one_run.coverage.as_ref().unwrap().complete);
+    assert!(
+        a.specializations.len() > one_run.specializations.len(),
+        "{} vs {}: not split",
+        a.specializations.len(),
+        one_run.specializations.len()
+    );
+    let back = Artifact::from_json(&a.to_json()).unwrap();
+    assert_eq!(back, a);
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..3000 {
+        let v: Vec<i64> = (0..8).map(|_| (next() % 4) as i64).collect();
+        check_binding(&back, &v).unwrap();
+    }
+}
+
 /// Independent broadcasting sizes: one empty-output specialization answers every empty
 /// binding, whatever its zero pattern, and nothing else is empty-output. Every binding of
 /// `{0, 1, 2}^8` answers as a fresh concrete build; the empty ones through that

@@ -188,7 +188,7 @@ pub(crate) use artifact::{art, load_traced_at, strings, RawGuard};
 pub use artifact::{Artifact, CheckOutcome, ARTIFACT_FORMAT, FORMAT_VERSION};
 pub use cover::{
     compile_cover, compile_specializations, cover_domain, uncovered_region, CompileOptions,
-    CoverOptions, Coverage, MAX_SPECIALIZATIONS,
+    CoverOptions, Coverage, MAX_SPECIALIZATIONS, SPLIT_AFTER_TRACES, SPLIT_TRACES_PER_ENTRY,
 };
 pub(crate) use dispatch::Binder;
 pub use dispatch::{empty_plan, DispatchStats, Dispatched, Dispatcher, Values};
@@ -196,7 +196,7 @@ pub use exec::{random_inputs, verify, Execution};
 pub use memory::{estimate_run_memory, fmt_bytes, parse_bytes, MemoryEstimate};
 pub(crate) use program::ExprProgram;
 pub use prover::CoverTarget;
-pub(crate) use prover::{cover, equal_under, uncovered_by};
+pub(crate) use prover::{cover, equal_under, uncovered_by, CoverLimits};
 pub(crate) use retrace::{verify_stored_seeded, Hints, Mismatch, Pairs, Retrace};
 pub(crate) use guards::simplify_guards;
 pub(crate) use trace::TracedGuards;

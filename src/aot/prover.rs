@@ -53,6 +53,32 @@ pub(crate) struct CoverRun<T> {
     pub(crate) traces: Vec<T>,
     /// Regions not proven covered (empty when the proof is complete).
     pub(crate) uncovered: Vec<BoolExpr>,
+    /// The run stopped at [`CoverLimits::traces`] (its answer is then incomplete).
+    pub(crate) trace_limited: bool,
+}
+
+/// How far one cover run may go.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CoverLimits {
+    /// At most this many entries (specializations); beyond, the regions left are reported
+    /// uncovered.
+    pub(crate) entries: usize,
+    /// Stop with [`CoverRun::trace_limited`] once the run has made at least this many
+    /// traces and at least [`CoverLimits::traces_per_entry`] per entry.
+    pub(crate) traces: usize,
+    /// See [`CoverLimits::traces`].
+    pub(crate) traces_per_entry: usize,
+}
+
+impl CoverLimits {
+    /// At most `entries` entries, traces unlimited.
+    pub(crate) fn entries(entries: usize) -> CoverLimits {
+        CoverLimits {
+            entries,
+            traces: usize::MAX,
+            traces_per_entry: 0,
+        }
+    }
 }
 
 /// See the final merge in [`cover`].
@@ -71,7 +97,7 @@ const REMERGE_MAX_CLASSES: usize = 64;
 pub(crate) fn cover<T: CoverTarget>(
     target: &T,
     domain: &[BoolExpr],
-    max_traces: usize,
+    limits: CoverLimits,
 ) -> Result<CoverRun<T::Trace>> {
     let first = target.trace_at(target.hints())?;
     let mut classes = vec![Merged::new(target.guards(&first))];
@@ -80,6 +106,7 @@ pub(crate) fn cover<T: CoverTarget>(
     let debug = std::env::var_os("SYMSTRIDE_COVER_DEBUG").is_some();
     let mut prover = Prover::new(target.symbols(), domain, &[&first_set]);
     let mut refuter = Refuter::new(target.symbols().len());
+    let (mut traces, mut trace_limited) = (1, false);
     let outcome = prover.search(&mut |lits, facts| {
         if debug {
             eprintln!(
@@ -88,9 +115,14 @@ pub(crate) fn cover<T: CoverTarget>(
                 BoolExpr::and_all(lits.to_vec())
             );
         }
-        if out.len() >= max_traces {
+        if out.len() >= limits.entries {
             return Ok(None);
         }
+        if traces >= limits.traces && traces >= limits.traces_per_entry.saturating_mul(out.len()) {
+            trace_limited = true;
+            return Ok(None);
+        }
+        traces += 1;
         let Some(w) = find_witness(target, lits, domain, facts) else {
             if debug {
                 eprintln!("cover: no binding found in the region");
@@ -164,6 +196,7 @@ pub(crate) fn cover<T: CoverTarget>(
     Ok(CoverRun {
         traces: out,
         uncovered,
+        trace_limited,
     })
 }
 

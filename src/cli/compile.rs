@@ -29,6 +29,12 @@ pub struct Args {
     #[arg(long, requires = "cover", default_value_t = symstride::aot::MAX_SPECIALIZATIONS as u32,
           value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_specializations: u32,
+    /// With --cover of a single-op spec, never re-run the cover as parallel parts of its
+    /// domain: the fewest specializations, slower where many traced classes merge into few
+    /// plans (by default such a cover, past 128 traces and 8 per specialization, runs as
+    /// four parts). Program covers always run as one.
+    #[arg(long, requires = "cover")]
+    pub no_parts: bool,
 }
 
 /// The spec of `text`: the object itself, or the one named `name` of an array of specs.
@@ -110,6 +116,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cover: args.cover,
         cover_zero: !args.no_zero,
         max_specializations: args.max_specializations as usize,
+        cover_parts: !args.no_parts,
     };
     let start = std::time::Instant::now();
     let artifact = Artifact::compile(&spec, &options)?;

@@ -13,7 +13,7 @@
 use super::spec::{InputStrides, Program};
 use super::stepplan::plan_pairs;
 use super::trace::{concrete_inputs, trace, ProgramTrace};
-use crate::aot::{cover, equal_under, uncovered_by, CoverOptions, CoverTarget};
+use crate::aot::{cover, equal_under, CoverLimits, uncovered_by, CoverOptions, CoverTarget};
 use crate::sym::{decide_under, Bindings, BoolExpr, Expr, Guard, GuardSet, Symbol};
 use crate::{Error, Result};
 
@@ -85,7 +85,11 @@ pub fn cover_program(p: &Program, options: &CoverOptions) -> Result<ProgramCover
         )));
     }
     let domain = program_cover_domain(p, options.zero);
-    let run = cover(&Target(p), &domain, options.max_specializations)?;
+    let run = cover(
+        &Target(p),
+        &domain,
+        CoverLimits::entries(options.max_specializations),
+    )?;
     let (traced_at, traces) = run.traces.into_iter().map(|t| (t.at, t.trace)).unzip();
     Ok(ProgramCover {
         traces,
