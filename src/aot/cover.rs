@@ -117,8 +117,9 @@
 //!   traces made (see [`SPLIT_AFTER_TRACES`]; `--no-parts` keeps one run). A part's merges
 //!   are over its own classes only, and two cores trace at once. Measured on 27 Nov (2
 //!   threads, `compile`'s own time, three runs each, same minutes): the bias `[a, ..., j] +
-//!   [a, 1, ..., 1]` 1.9-2.0 s → 0.85-1.03 s (4 → 10 specializations), `+ [g, h, i, j]`
-//!   1.04-1.11 → 0.53-0.63 s (4 → 9), `+ [j]` 0.59-0.61 → 0.53-0.61 s (4 → 10). The parts'
+//!   [a, 1, ..., 1]` 1.84-1.92 s → 0.91-1.10 s (4 → 10 specializations; median of 11
+//!   later runs 0.89 s), `+ [g, h, i, j]` 1.01-1.04 → 0.52-0.63 s (4 → 9), `+ [j]`
+//!   0.54-0.55 → 0.50-0.58 s (4 → 10). The parts'
 //!   merges first spent half their time looking up the domain's bounds for boxes already
 //!   bounded by it (`cube::Cube::is_empty`; `+ [j]` 0.93 s split, 0.58 s in one run);
 //!   skipping that lookup gave identical artifacts everywhere. Free strides and
@@ -130,14 +131,16 @@
 //! that no pattern's plan agrees at another pattern's binding). The default cap,
 //! [`MAX_SPECIALIZATIONS`], leaves room for 3^5 and the degenerate classes.
 
-use super::prover::{cover, equal_under, uncovered_by, CoverLimits, CoverRun, CoverTarget};
+use super::prover::{
+    cover, equal_under, order_traces, uncovered_by, CoverLimits, CoverRun, CoverTarget,
+};
 use super::spec::Spec;
 use super::specialization::Specialization;
 use super::trace::{trace, trace_or_error};
 use crate::error::Result;
-use rayon::prelude::*;
 use crate::iter::Plan;
 use crate::sym::{decide_under, BoolExpr, Expr, Guard, Symbol};
+use rayon::prelude::*;
 
 /// The default cap on a cover's specializations. The broadcast `[a, ..., e] + [f, ..., j]`
 /// of ten independent sizes needs 261 (each dimension pair is equal, or broadcast one way
@@ -373,14 +376,8 @@ fn cover_in_parts(
             }
         }
     }
-    // As one run orders them: plans first (general ones before zero-size classes), errors
-    // last.
-    traces.sort_by_key(|s| {
-        (
-            CoverTarget::is_error(spec, s),
-            s.traced_at.iter().filter(|v| **v == 0).count(),
-        )
-    });
+    // As one run orders them.
+    order_traces(spec, &mut traces);
     // The cap holds for the parts together: beyond it the rest is dropped, and what the
     // kept specializations leave uncovered is found by the same proof.
     if traces.len() > options.max_specializations {
@@ -411,7 +408,8 @@ fn cover_in_parts(
 /// 0.9 s); four parts 0.88-0.91 s wall, 1.47-1.49 s of CPU (13 specializations: the
 /// general plans once per part; 10 once identical ones are kept once); eight parts
 /// 1.07-1.15 s (18 specializations). Splitting after 64 traces instead of 128: 0.96-0.98 s
-/// (literals chosen from fewer traces). Small covers (every public spec: at most 54
+/// before the traces-per-entry rule and the `Cube::is_empty` fix, no difference after
+/// (0.85-1.00 s against 0.84-0.95, interleaved). Small covers (every public spec: at most 54
 /// traces) finish before the limit and are unchanged. The result does not depend on the
 /// thread count: the parts are the same at one thread, run one after the other, and are
 /// concatenated in their fixed order.

@@ -186,13 +186,7 @@ pub(crate) fn cover<T: CoverTarget>(
             }
         }
     }
-    // Plans first (general ones before zero-size classes), error traces last.
-    out.sort_by_key(|s| {
-        (
-            target.is_error(s),
-            target.traced_at(s).iter().filter(|v| **v == 0).count(),
-        )
-    });
+    order_traces(target, &mut out);
     Ok(CoverRun {
         traces: out,
         uncovered,
@@ -203,6 +197,17 @@ pub(crate) fn cover<T: CoverTarget>(
 /// The conditions of a guard list.
 fn conditions(guards: &[Guard]) -> Vec<BoolExpr> {
     guards.iter().map(|g| g.cond.clone()).collect()
+}
+
+/// Orders a cover's traces as [`CoverRun::traces`] says: plans first (general ones before
+/// zero-size classes), error traces last (stable otherwise).
+pub(crate) fn order_traces<T: CoverTarget>(target: &T, traces: &mut [T::Trace]) {
+    traces.sort_by_key(|s| {
+        (
+            target.is_error(s),
+            target.traced_at(s).iter().filter(|v| **v == 0).count(),
+        )
+    });
 }
 
 /// Re-runs the proof over given guard sets: does every binding of `domain` satisfy one of
