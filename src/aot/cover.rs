@@ -124,6 +124,28 @@
 //!   bounded by it (`cube::Cube::is_empty`; `+ [j]` 0.93 s split, 0.58 s in one run);
 //!   skipping that lookup gave identical artifacts everywhere. Free strides and
 //!   independent sizes, where most traces are specializations of their own, never split.
+//! * **Plans widened over sizes 1 (`CompileOptions::widen_size_1`, `--widen-size-1`; off by
+//!   default).** The build coalesces a dimension of size 1 away, so a class with `a == 1`
+//!   has another plan than its neighbour with `a >= 2`, though nothing a kernel does
+//!   differs: the wider plan instantiated there has one more iteration dimension, of
+//!   size one. Instantiation coalesces every plan again (`iter::Plan::coalesce`, the build's own
+//!   routine: a no-op on a specialization's own bindings), and with the option a new
+//!   trace's class joins a host whose plan has more dimensions when the host plan,
+//!   coalesced as the build would at the new trace's point (`trace::coalesce_at`, over
+//!   that point's symbol environment), records only decisions the class's guards imply
+//!   and equals the class's plan under them (`plan_agrees`). The loader verifies such a
+//!   specialization the same way (`retrace::Retrace::normalized`). Measured 27 Nov (2
+//!   threads, compile's own time): channels-last `[a, b, c, d]` + contiguous `[e, b, f,
+//!   g]` 94 → 40 specializations (0.20 → 0.22 s); `[a, ..., h] + [i, j, g, h]` 83 → 43
+//!   (0.96 → 1.42 s); `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 135 → 36 (2.3 s both); the
+//!   independent `[a, b, c, d] + [e, f, g, h]` 122 → 83 (3^4 patterns, an error and an
+//!   empty output: the fewest possible). Not the default because each class merged into
+//!   a specialization is one more trace for the loader's verification: the first 100
+//!   specializations of `[a, ..., e] + [f, ..., j]` widened take 225 ms to load (29 ms
+//!   unwidened; the target is 50), and the widened disjunctions, whose terms hold
+//!   two-symbol equalities (`e == i`), leave the merge's interval fast path (`cube.rs`):
+//!   `[a, ..., g] + [h, 1, ..., 1, g]` 0.21 s / 22 → 0.53 s / 11. The default path is
+//!   unchanged (identical artifacts).
 //!
 //! Independent sizes cannot have few specializations: at each dimension the two sizes
 //! are equal or one of them is 1, and each of the 3^k patterns has its own TensorIterator
@@ -165,6 +187,15 @@ pub struct CompileOptions {
     /// a few more specializations (the general plans once per part). Off: one sequential
     /// cover, the fewest specializations.
     pub cover_parts: bool,
+    /// With `cover`, a specialization may also answer classes whose sizes 1 its plan
+    /// coalesces away (`a == 1` next to `a >= 2`): instantiation coalesces a plan again,
+    /// and the cover widens a plan to a class only when it proves the coalesced plan is the
+    /// class's (`trace::coalesce_at`). Far fewer specializations where sizes
+    /// are partly independent (channels-last `[a, b, c, d]` + contiguous `[e, b, f, g]`:
+    /// 94 → 40), but each merged class is one more trace for the loader's verification,
+    /// so compiles and loads take longer (see the module docs). Off by default; `compile
+    /// --widen-size-1`.
+    pub widen_size_1: bool,
 }
 
 impl Default for CompileOptions {
@@ -174,6 +205,7 @@ impl Default for CompileOptions {
             cover_zero: true,
             max_specializations: MAX_SPECIALIZATIONS,
             cover_parts: true,
+            widen_size_1: false,
         }
     }
 }
@@ -278,7 +310,7 @@ fn cover_in_parts(
         return Ok((vec![trace(spec, &spec.hints)?], None, Vec::new()));
     }
     let domain = cover_domain(spec, options.cover_zero);
-    let target = Recording::new(spec, &[]);
+    let target = Recording::new(spec, &[], options.widen_size_1);
     let start = std::time::Instant::now();
     let run = cover(
         &target,
@@ -333,7 +365,7 @@ fn cover_in_parts(
         .map(|lits| {
             let mut d = domain.clone();
             d.extend(lits.iter().cloned());
-            let target = Recording::new(spec, &made);
+            let target = Recording::new(spec, &made, options.widen_size_1);
             let t0 = std::time::Instant::now();
             let mut run = cover(
                 &target,
@@ -457,14 +489,17 @@ const SPLIT_LITERALS: usize = 2;
 struct Recording<'a> {
     spec: &'a Spec,
     pool: &'a [Specialization],
+    /// See [`CompileOptions::widen_size_1`].
+    widen_size_1: bool,
     traced: std::cell::RefCell<Vec<Specialization>>,
 }
 
 impl<'a> Recording<'a> {
-    fn new(spec: &'a Spec, pool: &'a [Specialization]) -> Recording<'a> {
+    fn new(spec: &'a Spec, pool: &'a [Specialization], widen_size_1: bool) -> Recording<'a> {
         Recording {
             spec,
             pool,
+            widen_size_1,
             traced: std::cell::RefCell::new(Vec::new()),
         }
     }
@@ -513,7 +548,7 @@ impl CoverTarget for Recording<'_> {
     }
 
     fn same_answer(&self, host: &Specialization, new: &Specialization) -> bool {
-        self.spec.same_answer(host, new)
+        same_answer(self.spec, host, new, self.widen_size_1)
     }
 
     fn with_guards(&self, host: &Specialization, guards: Vec<Guard>) -> Result<Specialization> {
@@ -570,14 +605,7 @@ impl CoverTarget for Spec {
     }
 
     fn same_answer(&self, host: &Specialization, new: &Specialization) -> bool {
-        match (&host.error, &new.error) {
-            (None, None) => match (host.is_empty_output(), new.is_empty_output()) {
-                (false, false) => plan_agrees(&host.plan, new, self),
-                (a, b) => a && b,
-            },
-            (Some(a), Some(b)) => a == b,
-            _ => false,
-        }
+        same_answer(self, host, new, false)
     }
 
     fn with_guards(&self, host: &Specialization, guards: Vec<Guard>) -> Result<Specialization> {
@@ -590,6 +618,19 @@ impl CoverTarget for Spec {
     }
 }
 
+/// [`CoverTarget::same_answer`] of two specializations of `spec`, a host's plan widened over
+/// sizes 1 or not ([`CompileOptions::widen_size_1`]).
+fn same_answer(spec: &Spec, host: &Specialization, new: &Specialization, widen_size_1: bool) -> bool {
+    match (&host.error, &new.error) {
+        (None, None) => match (host.is_empty_output(), new.is_empty_output()) {
+            (false, false) => plan_agrees(&host.plan, new, spec, widen_size_1),
+            (a, b) => a && b,
+        },
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// True when `plan` has the structure of `s.plan` and every entry equals `s.plan`'s
 /// wherever `s`'s guards hold (decided statically; sizes `>= 0`): the loader's comparison
 /// of a stored plan with a trace ([`super::retrace::plan_pairs`], which compares a trace
@@ -599,15 +640,26 @@ impl CoverTarget for Spec {
 /// equal under them, so such a host is ruled out by evaluation before any proof: a new
 /// trace of `[a, ..., e] + [f, ..., j]` is compared with up to 245 hosts, and the proofs
 /// (each assuming the guards again) were a fifth of its cover.
-fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec) -> bool {
+///
+/// With `widen_size_1`, a host plan with more iteration dimensions than `s.plan` is first
+/// coalesced again as the build would coalesce it at `s`'s trace point ([`super::trace::coalesce_at`]):
+/// where `s`'s class has sizes 1 that the host's has not (`a == 1` against `a >= 2`), the
+/// build drops those dimensions, and the host instantiated and coalesced again
+/// ([`crate::iter::Plan::coalesce`], which instantiation does) is the fresh plan. It
+/// answers `s`'s class when `s`'s guards imply every decision of that coalescing and
+/// the coalesced plan equals `s.plan` under them.
+fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec, widen_size_1: bool) -> bool {
+    let at = crate::sym::Bindings::from_pairs(
+        spec.symbols
+            .iter()
+            .map(String::as_str)
+            .zip(s.traced_at.iter().copied()),
+    );
+    let differs = |a: &Expr, b: &Expr| matches!((a.eval(&at), b.eval(&at)), (Ok(x), Ok(y)) if x != y);
+    if widen_size_1 && plan.shape.len() > s.plan.shape.len() && !s.plan.is_statically_empty() {
+        return coalesced_agrees(plan, s, spec, &at, differs);
+    }
     super::retrace::plan_pairs(plan, &s.plan).is_ok_and(|pairs| {
-        let at = crate::sym::Bindings::from_pairs(
-            spec.symbols
-                .iter()
-                .map(String::as_str)
-                .zip(s.traced_at.iter().copied()),
-        );
-        let differs = |a: &Expr, b: &Expr| matches!((a.eval(&at), b.eval(&at)), (Ok(x), Ok(y)) if x != y);
         if pairs.iter().any(|(_, a, b)| differs(a, b)) {
             return false;
         }
@@ -617,6 +669,45 @@ fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec) -> bool {
             pairs.iter().map(|(_, a, b)| (*a, *b)),
         )
     })
+}
+
+/// [`plan_agrees`] for a host plan with more iteration dimensions than `s.plan`.
+fn coalesced_agrees(
+    plan: &Plan<Expr>,
+    s: &Specialization,
+    spec: &Spec,
+    at: &crate::sym::Bindings,
+    differs: impl Fn(&Expr, &Expr) -> bool,
+) -> bool {
+    // Cheap first: at the trace point, the host instantiated and coalesced again must be
+    // `s`'s plan there (most hosts differ in a stride or in the dimensions left).
+    let (Ok(mut host), Ok(here)) = (
+        plan.try_map(|e| e.eval(at)),
+        s.plan.try_map(|e| e.eval(at)),
+    ) else {
+        return false;
+    };
+    if host.coalesce().is_err() || host != here {
+        return false;
+    }
+    let Ok((recorded, coalesced)) = super::trace::coalesce_at(spec, &s.traced_at, plan) else {
+        return false;
+    };
+    let Ok(pairs) = super::retrace::plan_pairs(&coalesced, &s.plan) else {
+        return false;
+    };
+    if pairs.iter().any(|(_, a, b)| differs(a, b)) {
+        return false;
+    }
+    let facts: Vec<&BoolExpr> = s.guards.iter().map(|g| &g.cond).collect();
+    let decider = super::retrace::Decider::new(&spec.symbols, &facts);
+    recorded
+        .recorded()
+        .iter()
+        .all(|g| decider.decide(&g.cond) == Some(true))
+        && pairs
+            .iter()
+            .all(|(_, a, b)| a == b || decider.decide(&BoolExpr::eq(a, b)) == Some(true))
 }
 
 #[cfg(test)]

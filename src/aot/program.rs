@@ -485,6 +485,12 @@ impl PlanProgram {
         // part, which no binding of an empty output ever runs).
         if out.broadcast_shape.contains(&0) {
             out.canonicalize_empty();
+        } else {
+            // A specialization a cover widened to bindings where some of its iteration
+            // dimensions have size 1 (`a == 1` next to `a >= 2`): coalesced again, its plan
+            // is the fresh build's there (the cover proved it; `cover::plan_agrees`). On
+            // the bindings of its own trace this is a no-op.
+            out.coalesce()?;
         }
         Ok(())
     }

@@ -389,83 +389,141 @@ pub(crate) fn trace_parts(spec: &Spec, at: &[i64]) -> Result<Traced> {
 /// or, when the build failed, the build's error (the guards then cover every branch taken
 /// up to the failure).
 fn trace_inner(spec: &Spec, at: &[i64]) -> Result<(RecordedGuards, Result<Plan<Expr>>)> {
-    if at.len() != spec.symbols.len() {
-        return Err(Error::invalid(format!(
-            "trace point has {} values for {} symbols",
-            at.len(),
-            spec.symbols.len()
-        )));
-    }
-    // The trace point must describe real tensors (the loader compares the plan with a
-    // concrete build there): a stride that divides by zero, is negative or overflows at
-    // `at` is an error here rather than an artifact that cannot be loaded.
-    spec.concrete_inputs(at)?;
-    let env = ShapeEnv::default();
-    let mut syms = Vec::with_capacity(at.len());
-    let mut guards = Vec::new();
-    let empty = is_empty_point(spec, at);
-    let mut mins = Vec::with_capacity(at.len());
-    for (i, (name, &v)) in spec.symbols.iter().zip(at).enumerate() {
-        if v < 0 {
-            return Err(Error::symbol(format!(
-                "symbol `{name}` = {v}: sizes are non-negative"
-            )));
-        }
-        let free_size = empty && spec.is_size_symbol(i);
-        let min = if free_size { 0 } else { symbol_min(v) };
-        mins.push(min);
-        syms.push(env.create_symbol(
-            name,
-            v,
-            SymbolSpec {
-                min,
-                max: (v == 0 && !free_size).then_some(0),
-                ..SymbolSpec::default()
-            },
-        )?);
-        if free_size {
-            continue;
-        }
-        guards.push(Guard {
-            cond: if v == 0 {
-                BoolExpr::eq(&Expr::symbol(name), &Expr::constant(0))
-            } else {
-                BoolExpr::ge(&Expr::symbol(name), &Expr::constant(min))
-            },
-            reason: range_reason(name, spec.is_size_symbol(i), v == 0),
-        });
-    }
-    // A stride symbol traced at 0 enters the build as the constant 0 (its guard `s == 0`
-    // says so): no decision and no expression depends on it. Size symbols at an empty
-    // point stay symbols over `>= 0` (see [`is_empty_point`]).
-    let zero = |s: &crate::sym::Symbol| {
-        spec.symbol_index(s.as_str())
-            .filter(|&i| at[i] == 0 && !(empty && spec.is_size_symbol(i)))
-            .map(|_| Expr::constant(0))
-    };
-    let lift = |e: &Expr| -> Result<SymInt> { Ok(SymInt::from_expr(e.substitute(&zero), &env)) };
+    let t = TraceEnv::new(spec, at)?;
+    let lift = |e: &Expr| -> Result<SymInt> { Ok(t.lift(e)) };
     let built = build(
         spec,
         |i, d| match &spec.inputs[i].sizes[d] {
             super::spec::SizeSpec::Const(k) => SymInt::constant(*k),
-            super::spec::SizeSpec::Sym(j) if at[*j] == 0 && !empty => SymInt::constant(0),
-            super::spec::SizeSpec::Sym(j) => syms[*j].clone(),
+            super::spec::SizeSpec::Sym(j) if at[*j] == 0 && !t.empty => SymInt::constant(0),
+            super::spec::SizeSpec::Sym(j) => t.syms[*j].clone(),
         },
         &lift,
     );
-    let guards = RecordedGuards {
-        symbols: spec.symbols.clone(),
-        at: at.to_vec(),
-        mins,
-        range: guards,
-        env,
-    };
+    let guards = t.into_recorded();
     match built {
         Ok(plan) => Ok((
             guards,
             Ok(plan.try_map(|s| Ok::<_, Error>(s.expr().clone()))?),
         )),
         Err(e) => Ok((guards, Err(e))),
+    }
+}
+
+/// `plan` (a specialization's, from a trace elsewhere) coalesced again as the build would
+/// coalesce it at `at`, with the guards that decisions recorded (the same range guards and
+/// symbol environment as a trace at `at`): over the bindings where those guards hold,
+/// instantiating `plan` and coalescing it ([`Plan::coalesce`]) gives the returned plan
+/// instantiated. The cover uses it to let a specialization answer bindings where some of
+/// its iteration dimensions have size 1 (see `cover::plan_agrees`), and the loader to
+/// verify such a specialization.
+pub(crate) fn coalesce_at(
+    spec: &Spec,
+    at: &[i64],
+    plan: &Plan<Expr>,
+) -> Result<(RecordedGuards, Plan<Expr>)> {
+    let t = TraceEnv::new(spec, at)?;
+    let mut lifted = plan.try_map(|e| Ok::<_, Error>(t.lift(e)))?;
+    lifted.coalesce()?;
+    let plan = lifted.try_map(|s| Ok::<_, Error>(s.expr().clone()))?;
+    Ok((t.into_recorded(), plan))
+}
+
+/// The symbol environment of a trace at a point: one symbol per spec symbol with its hint
+/// and range, and the range guards.
+struct TraceEnv<'a> {
+    spec: &'a Spec,
+    at: &'a [i64],
+    env: ShapeEnv,
+    syms: Vec<SymInt>,
+    guards: Vec<Guard>,
+    mins: Vec<i64>,
+    /// See [`is_empty_point`].
+    empty: bool,
+}
+
+impl<'a> TraceEnv<'a> {
+    fn new(spec: &'a Spec, at: &'a [i64]) -> Result<TraceEnv<'a>> {
+        if at.len() != spec.symbols.len() {
+            return Err(Error::invalid(format!(
+                "trace point has {} values for {} symbols",
+                at.len(),
+                spec.symbols.len()
+            )));
+        }
+        // The trace point must describe real tensors (the loader compares the plan with a
+        // concrete build there): a stride that divides by zero, is negative or overflows at
+        // `at` is an error here rather than an artifact that cannot be loaded.
+        spec.concrete_inputs(at)?;
+        let env = ShapeEnv::default();
+        let mut syms = Vec::with_capacity(at.len());
+        let mut guards = Vec::new();
+        let empty = is_empty_point(spec, at);
+        let mut mins = Vec::with_capacity(at.len());
+        for (i, (name, &v)) in spec.symbols.iter().zip(at).enumerate() {
+            if v < 0 {
+                return Err(Error::symbol(format!(
+                    "symbol `{name}` = {v}: sizes are non-negative"
+                )));
+            }
+            let free_size = empty && spec.is_size_symbol(i);
+            let min = if free_size { 0 } else { symbol_min(v) };
+            mins.push(min);
+            syms.push(env.create_symbol(
+                name,
+                v,
+                SymbolSpec {
+                    min,
+                    max: (v == 0 && !free_size).then_some(0),
+                    ..SymbolSpec::default()
+                },
+            )?);
+            if free_size {
+                continue;
+            }
+            guards.push(Guard {
+                cond: if v == 0 {
+                    BoolExpr::eq(&Expr::symbol(name), &Expr::constant(0))
+                } else {
+                    BoolExpr::ge(&Expr::symbol(name), &Expr::constant(min))
+                },
+                reason: range_reason(name, spec.is_size_symbol(i), v == 0),
+            });
+        }
+        Ok(TraceEnv {
+            spec,
+            at,
+            env,
+            syms,
+            guards,
+            mins,
+            empty,
+        })
+    }
+
+    /// An expression over the spec's symbols as a symbolic integer of this environment.
+    ///
+    /// A stride symbol traced at 0 enters the build as the constant 0 (its guard `s == 0`
+    /// says so): no decision and no expression depends on it. Size symbols at an empty
+    /// point stay symbols over `>= 0` (see [`is_empty_point`]).
+    fn lift(&self, e: &Expr) -> SymInt {
+        let zero = |s: &crate::sym::Symbol| {
+            self.spec
+                .symbol_index(s.as_str())
+                .filter(|&i| self.at[i] == 0 && !(self.empty && self.spec.is_size_symbol(i)))
+                .map(|_| Expr::constant(0))
+        };
+        SymInt::from_expr(e.substitute(&zero), &self.env)
+    }
+
+    fn into_recorded(self) -> RecordedGuards {
+        RecordedGuards {
+            symbols: self.spec.symbols.clone(),
+            at: self.at.to_vec(),
+            mins: self.mins,
+            range: self.guards,
+            env: self.env,
+        }
     }
 }
 
@@ -570,6 +628,62 @@ fn build<I: crate::Int>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A plan the build coalesced is a fixed point of coalescing again (instantiation
+    /// coalesces every plan again: on a specialization's own bindings that must change
+    /// nothing), and coalescing a plan whose dimensions were split by sizes 1 gives the
+    /// build's: inputs of sizes in 0..=2 (broadcasting, transposed, with sizes 1), their
+    /// plan with a size-1 dimension (of any strides) inserted at every position.
+    #[test]
+    fn coalescing_a_built_plan_again_changes_nothing() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n) as i64
+        };
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let rank = 1 + next(4) as usize;
+            let sizes: Vec<i64> = (0..rank).map(|_| next(4)).collect();
+            let other: Vec<i64> = sizes.iter().map(|&s| if next(3) == 0 { 1 } else { s }).collect();
+            let contiguous = |s: &[i64]| {
+                let mut st = vec![1i64; s.len()];
+                for d in (0..s.len().saturating_sub(1)).rev() {
+                    st[d] = st[d + 1] * s[d + 1].max(1);
+                }
+                st
+            };
+            let mut st = contiguous(&other);
+            if next(2) == 0 && rank >= 2 {
+                st.swap(0, rank - 1);
+            }
+            let Ok(plan) = build_concrete(&[(sizes.clone(), contiguous(&sizes)), (other, st)]) else {
+                continue;
+            };
+            if plan.broadcast_shape.contains(&0) {
+                continue;
+            }
+            let mut again = plan.clone();
+            again.coalesce().unwrap();
+            assert_eq!(again, plan, "{sizes:?}");
+            // (Over one element every stride is unobservable, and a size-1 dimension's
+            // strides may then be kept: not compared.)
+            let one = plan.shape == [1];
+            for at in (0..=plan.shape.len()).filter(|_| !one) {
+                let mut split = plan.clone();
+                split.shape.insert(at, 1);
+                for op in &mut split.operands {
+                    op.byte_strides.insert(at, 4 * (1 + next(50)));
+                }
+                split.coalesce().unwrap();
+                assert_eq!(split, plan, "{sizes:?}, a size 1 at {at}");
+            }
+            checked += 1;
+        }
+        assert!(checked > 1000, "{checked}");
+    }
 
     /// The loader's quick check rests on this: a trace's recorded guards and its simplified
     /// guards admit exactly the same bindings (sizes and strides `>= 0`). Differential, at

@@ -35,6 +35,12 @@ pub struct Args {
     /// four parts). Program covers always run as one.
     #[arg(long, requires = "cover")]
     pub no_parts: bool,
+    /// With --cover of a single-op spec, let a specialization also answer classes whose
+    /// sizes 1 its plan coalesces away (`a == 1` next to `a >= 2`; proved per class): far
+    /// fewer specializations where sizes are partly independent, slower compiles and loads
+    /// (each merged class is one more trace for the loader's verification).
+    #[arg(long, requires = "cover")]
+    pub widen_size_1: bool,
 }
 
 /// The spec of `text`: the object itself, or the one named `name` of an array of specs.
@@ -117,6 +123,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cover_zero: !args.no_zero,
         max_specializations: args.max_specializations as usize,
         cover_parts: !args.no_parts,
+        widen_size_1: args.widen_size_1,
     };
     let start = std::time::Instant::now();
     let artifact = Artifact::compile(&spec, &options)?;

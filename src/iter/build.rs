@@ -701,57 +701,11 @@ impl<'a, I: Int> TensorIterator<'a, I> {
         Ok(())
     }
 
-    /// `coalesce_dimensions`: merge adjacent iteration dimensions when either has size 1 or
-    /// `shape[d0] * stride[d0] == stride[d1]` holds for every operand.
+    /// `coalesce_dimensions` ([`coalesce`]) over every operand's byte strides.
     fn coalesce_dimensions(&mut self) -> Result<()> {
-        let nd = self.shape.len();
-        if nd <= 1 {
-            return Ok(());
-        }
-        let mut prev = 0usize;
-        for dim in 1..nd {
-            let (z0, z1) = (&self.shape[prev], &self.shape[dim]);
-            let chain = self
-                .operands
-                .iter()
-                .fold(I::Bool::from_bool(true), |acc, op| {
-                    acc.and(&z0.mul_eq(&op.byte_strides[prev], &op.byte_strides[dim]))
-                });
-            let user_dim = self.perm[dim];
-            let can = z0.eq_i(1).or(&z1.eq_i(1)).or(&chain).guard(|| {
-                format!(
-                    "coalesce_dimensions: iteration dim {dim} (user dim {user_dim}) merges into iteration dim {prev}: a size is 1 ({z0}, {z1}) or size*stride == next stride for all {} operands",
-                    self.operands.len()
-                )
-            })?;
-            if can {
-                if z0.eq_i(1).guard(|| {
-                    format!("coalesce_dimensions: iteration dim {prev} has size {z0} == 1 (takes the strides of iteration dim {dim}, user dim {user_dim})")
-                })? {
-                    self.replace_stride(prev, dim);
-                }
-                self.shape[prev] = self.shape[prev].checked_mul(&self.shape[dim], || {
-                    format!("coalesce_dimensions: size of iteration dims {prev}..={dim} merged")
-                })?;
-            } else {
-                prev += 1;
-                if prev != dim {
-                    self.replace_stride(prev, dim);
-                    self.shape[prev] = self.shape[dim].clone();
-                }
-            }
-        }
-        self.shape.truncate(prev + 1);
-        for op in &mut self.operands {
-            op.byte_strides.truncate(prev + 1);
-        }
-        Ok(())
-    }
-
-    fn replace_stride(&mut self, dim0: usize, dim1: usize) {
-        for op in &mut self.operands {
-            op.byte_strides[dim0] = op.byte_strides[dim1].clone();
-        }
+        let mut strides: Vec<&mut Vec<I>> =
+            self.operands.iter_mut().map(|op| &mut op.byte_strides).collect();
+        coalesce(&mut self.shape, &mut strides, &self.perm)
     }
 
     fn into_plan(self) -> Plan<I> {
@@ -832,6 +786,66 @@ fn is_same<I: Int>(a: &TensorSpec<I>, b: &TensorSpec<I>) -> bool {
             .statically_known_true()
         && all_equal(&a.sizes, &b.sizes).statically_known_true()
         && all_equal(&a.strides, &b.strides).statically_known_true()
+}
+
+/// PyTorch's `coalesce_dimensions`: merges adjacent iteration dimensions (innermost first)
+/// when either has size 1 or `shape[d0] * stride[d0] == stride[d1]` holds for every
+/// operand's byte strides. `perm` (the user dimension at each iteration position) only
+/// names the dimensions in the guards' reasons.
+///
+/// Written once for the build and for a plan coalesced again
+/// ([`Plan::coalesce`](crate::iter::Plan::coalesce)): a specialization that an
+/// ahead-of-time cover widened to bindings where some of its dimensions have size 1 is
+/// instantiated and coalesced again, which gives the fresh build's plan there.
+pub(crate) fn coalesce<I: Int>(
+    shape: &mut Vec<I>,
+    strides: &mut [&mut Vec<I>],
+    perm: &[usize],
+) -> Result<()> {
+    let nd = shape.len();
+    if nd <= 1 {
+        return Ok(());
+    }
+    let nops = strides.len();
+    let replace_stride = |strides: &mut [&mut Vec<I>], d0: usize, d1: usize| {
+        for s in strides.iter_mut() {
+            s[d0] = s[d1].clone();
+        }
+    };
+    let mut prev = 0usize;
+    for dim in 1..nd {
+        let (z0, z1) = (&shape[prev], &shape[dim]);
+        let chain = strides.iter().fold(I::Bool::from_bool(true), |acc, s| {
+            acc.and(&z0.mul_eq(&s[prev], &s[dim]))
+        });
+        let user_dim = perm.get(dim).copied().unwrap_or(dim);
+        let can = z0.eq_i(1).or(&z1.eq_i(1)).or(&chain).guard(|| {
+            format!(
+                "coalesce_dimensions: iteration dim {dim} (user dim {user_dim}) merges into iteration dim {prev}: a size is 1 ({z0}, {z1}) or size*stride == next stride for all {nops} operands"
+            )
+        })?;
+        if can {
+            if z0.eq_i(1).guard(|| {
+                format!("coalesce_dimensions: iteration dim {prev} has size {z0} == 1 (takes the strides of iteration dim {dim}, user dim {user_dim})")
+            })? {
+                replace_stride(strides, prev, dim);
+            }
+            shape[prev] = shape[prev].checked_mul(&shape[dim], || {
+                format!("coalesce_dimensions: size of iteration dims {prev}..={dim} merged")
+            })?;
+        } else {
+            prev += 1;
+            if prev != dim {
+                replace_stride(strides, prev, dim);
+                shape[prev] = shape[dim].clone();
+            }
+        }
+    }
+    shape.truncate(prev + 1);
+    for s in strides.iter_mut() {
+        s.truncate(prev + 1);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

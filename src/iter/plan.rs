@@ -96,6 +96,18 @@ impl<I: PlanInt> Plan<I> {
     }
 }
 
+impl<I: crate::Int> Plan<I> {
+    /// Coalesces the iteration dimensions again (PyTorch's `coalesce_dimensions`, the
+    /// build's own routine): a no-op on a plan the build coalesced; on a plan evaluated where
+    /// some of its dimensions have size 1 (or have become contiguous with their neighbour),
+    /// it gives what a fresh build gives there. The permutation is kept.
+    pub fn coalesce(&mut self) -> crate::error::Result<()> {
+        let mut strides: Vec<&mut Vec<I>> =
+            self.operands.iter_mut().map(|op| &mut op.byte_strides).collect();
+        super::build::coalesce(&mut self.shape, &mut strides, &self.perm)
+    }
+}
+
 impl<I> Plan<I> {
     /// A plan with nothing in it (no dims, no operands): what an error or empty-output
     /// specialization stores, and a buffer to instantiate plans into.
