@@ -139,12 +139,17 @@
 //!   g]` 94 → 40 specializations (0.20 → 0.22 s); `[a, ..., h] + [i, j, g, h]` 83 → 43
 //!   (0.96 → 1.42 s); `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 135 → 36 (2.3 s both); the
 //!   independent `[a, b, c, d] + [e, f, g, h]` 122 → 83 (3^4 patterns, an error and an
-//!   empty output: the fewest possible). Not the default because each class merged into
-//!   a specialization is one more trace for the loader's verification: the first 100
-//!   specializations of `[a, ..., e] + [f, ..., j]` widened take 225 ms to load (29 ms
-//!   unwidened; the target is 50), and the widened disjunctions, whose terms hold
-//!   two-symbol equalities (`e == i`), leave the merge's interval fast path (`cube.rs`):
-//!   `[a, ..., g] + [h, 1, ..., 1, g]` 0.21 s / 22 → 0.53 s / 11. The default path is
+//!   empty output: the fewest possible). Not the default because the widened
+//!   disjunctions, whose terms hold two-symbol equalities (`e == i`), leave the merge's
+//!   interval fast path (`cube.rs`), so compiles are slower: `[a, ..., g] + [h, 1, ...,
+//!   1, g]` 0.21 s / 22 → 0.53 s / 11, `[a, ..., h] + [i, j, g, h]` above. (Deciding
+//!   those terms exactly with `cube::region_is_empty` instead of sample points and the
+//!   decision procedure gave the same artifact for `[a, ..., h] + [i, j, g, h]`, 30%
+//!   slower, and was slower widened too: not kept.) Loads of the same
+//!   spec cost about the same (each merged class is a trace for the loader's
+//!   verification, as each specialization was): `check` of one binding, load included,
+//!   56 → 65 ms for the channels-last spec, 281 → 342 ms for `[a, ..., h] + [i, j, g,
+//!   h]`, 359 → 447 ms for `[a, ..., g] + [h, i, j, 1, 1, 1, g]`. The default path is
 //!   unchanged (identical artifacts).
 //!
 //! Independent sizes cannot have few specializations: at each dimension the two sizes
@@ -192,9 +197,8 @@ pub struct CompileOptions {
     /// and the cover widens a plan to a class only when it proves the coalesced plan is the
     /// class's (`trace::coalesce_at`). Far fewer specializations where sizes
     /// are partly independent (channels-last `[a, b, c, d]` + contiguous `[e, b, f, g]`:
-    /// 94 → 40), but each merged class is one more trace for the loader's verification,
-    /// so compiles and loads take longer (see the module docs). Off by default; `compile
-    /// --widen-size-1`.
+    /// 94 → 40), but compiles take longer where the merged terms compare two sizes
+    /// (`e == i`; see the module docs). Off by default; `compile --widen-size-1`.
     pub widen_size_1: bool,
 }
 
