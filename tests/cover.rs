@@ -985,11 +985,11 @@ fn independent_sizes_need_one_plan_per_broadcast_pattern() {
 /// Classes that differ only by sizes 1 share a plan: a specialization instantiated where
 /// some of its iteration dimensions have size 1 and coalesced again is the fresh build's
 /// plan, and with `widen_size_1` the cover widens it there when it proves so
-/// (`cover::plan_agrees`). A
-/// channels-last input plus a contiguous one whose sizes are partly independent (`a`
-/// against `e`, `c` against `f`, `d` against `g`) had 94 specializations before (every
-/// pattern of sizes 1 its own plan); now at most 64, complete, every random binding (sizes
-/// 0..=3) answered as a fresh concrete build through the reloaded (re-verified) artifact.
+/// (`cover::plan_agrees`). A channels-last input plus a contiguous one whose sizes are
+/// partly independent (`a` against `e`, `c` against `f`, `d` against `g`) has 94
+/// specializations without the option (every pattern of sizes 1 its own plan); with it at
+/// most 64 and fewer, complete, and every binding of `{0..3}^7` answered as a fresh
+/// concrete build through the reloaded (re-verified) artifact.
 #[test]
 fn classes_differing_by_sizes_1_share_a_plan() {
     let spec = Spec::from_json(

@@ -653,17 +653,20 @@ fn same_answer(spec: &Spec, host: &Specialization, new: &Specialization, widen_s
 /// answers `s`'s class when `s`'s guards imply every decision of that coalescing and
 /// the coalesced plan equals `s.plan` under them.
 fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec, widen_size_1: bool) -> bool {
-    let at = crate::sym::Bindings::from_pairs(
-        spec.symbols
-            .iter()
-            .map(String::as_str)
-            .zip(s.traced_at.iter().copied()),
-    );
-    let differs = |a: &Expr, b: &Expr| matches!((a.eval(&at), b.eval(&at)), (Ok(x), Ok(y)) if x != y);
+    let at = || {
+        crate::sym::Bindings::from_pairs(
+            spec.symbols
+                .iter()
+                .map(String::as_str)
+                .zip(s.traced_at.iter().copied()),
+        )
+    };
     if widen_size_1 && plan.shape.len() > s.plan.shape.len() && !s.plan.is_statically_empty() {
-        return coalesced_agrees(plan, s, spec, &at, differs);
+        return coalesced_agrees(plan, s, spec, &at());
     }
     super::retrace::plan_pairs(plan, &s.plan).is_ok_and(|pairs| {
+        let at = at();
+        let differs = |a: &Expr, b: &Expr| matches!((a.eval(&at), b.eval(&at)), (Ok(x), Ok(y)) if x != y);
         if pairs.iter().any(|(_, a, b)| differs(a, b)) {
             return false;
         }
@@ -675,16 +678,17 @@ fn plan_agrees(plan: &Plan<Expr>, s: &Specialization, spec: &Spec, widen_size_1:
     })
 }
 
-/// [`plan_agrees`] for a host plan with more iteration dimensions than `s.plan`.
+/// [`plan_agrees`] for a host plan with more iteration dimensions than `s.plan`: the
+/// loader's comparison ([`super::retrace::plan_equal_under`], which coalesces the host
+/// plan at `s`'s trace point and requires every decision and entry proved under `s`'s
+/// guards), after a cheap check at that point: the host instantiated and coalesced again
+/// must be `s`'s plan there (most hosts differ in a stride or in the dimensions left).
 fn coalesced_agrees(
     plan: &Plan<Expr>,
     s: &Specialization,
     spec: &Spec,
     at: &crate::sym::Bindings,
-    differs: impl Fn(&Expr, &Expr) -> bool,
 ) -> bool {
-    // Cheap first: at the trace point, the host instantiated and coalesced again must be
-    // `s`'s plan there (most hosts differ in a stride or in the dimensions left).
     let (Ok(mut host), Ok(here)) = (
         plan.try_map(|e| e.eval(at)),
         s.plan.try_map(|e| e.eval(at)),
@@ -694,24 +698,8 @@ fn coalesced_agrees(
     if host.coalesce().is_err() || host != here {
         return false;
     }
-    let Ok((recorded, coalesced)) = super::trace::coalesce_at(spec, &s.traced_at, plan) else {
-        return false;
-    };
-    let Ok(pairs) = super::retrace::plan_pairs(&coalesced, &s.plan) else {
-        return false;
-    };
-    if pairs.iter().any(|(_, a, b)| differs(a, b)) {
-        return false;
-    }
     let facts: Vec<&BoolExpr> = s.guards.iter().map(|g| &g.cond).collect();
-    let decider = super::retrace::Decider::new(&spec.symbols, &facts);
-    recorded
-        .recorded()
-        .iter()
-        .all(|g| decider.decide(&g.cond) == Some(true))
-        && pairs
-            .iter()
-            .all(|(_, a, b)| a == b || decider.decide(&BoolExpr::eq(a, b)) == Some(true))
+    super::retrace::plan_equal_under(spec, &facts, plan, &s.plan, &s.traced_at)
 }
 
 #[cfg(test)]

@@ -810,13 +810,13 @@ fn decide(spec: &[String], facts: &[&BoolExpr], goal: &BoolExpr) -> Option<bool>
 
 /// [`decide`] for many goals under the same facts: the facts are prepared and assumed
 /// once (a plan comparison decides one equality per plan entry under one region).
-pub(super) struct Decider {
+struct Decider {
     mins: Vec<(Symbol, i64)>,
     facts: crate::sym::Facts,
 }
 
 impl Decider {
-    pub(super) fn new(spec: &[String], facts: &[&BoolExpr]) -> Decider {
+    fn new(spec: &[String], facts: &[&BoolExpr]) -> Decider {
         let mins = mins(spec, facts);
         let positive = |s: &Symbol| mins.iter().any(|(m, k)| m == s && *k >= 1);
         let mut known = crate::sym::Facts::new(&mins);
@@ -829,7 +829,7 @@ impl Decider {
         }
     }
 
-    pub(super) fn decide(&self, goal: &BoolExpr) -> Option<bool> {
+    fn decide(&self, goal: &BoolExpr) -> Option<bool> {
         let positive = |s: &Symbol| self.mins.iter().any(|(m, k)| m == s && *k >= 1);
         self.facts
             .decide_by_cases(&goal.cancel_positive_monomials(&positive))
@@ -1078,6 +1078,21 @@ pub(super) fn plan_pairs<'a>(
     Ok(pairs)
 }
 
+/// [`compare`] of a stored and a traced single-op plan of `spec` at `at` (the stored one
+/// coalesced again there first when it has more iteration dimensions): the cover's test
+/// that a plan widened over sizes 1 answers a new trace's class.
+pub(super) fn plan_equal_under(
+    spec: &Spec,
+    facts: &[&BoolExpr],
+    stored: &Plan<Expr>,
+    traced: &Plan<Expr>,
+    at: &[i64],
+) -> bool {
+    let subject = SpecSubject(spec, EmptyRule::EmptyOutput);
+    let (stored, traced) = (Answer::Plan(stored.clone()), Answer::Plan(traced.clone()));
+    compare(&subject, facts, &stored, &traced, at).is_ok()
+}
+
 /// Structure equal, and every expression equal (structurally, or proved under `facts`).
 fn compare<S: Retrace>(
     subject: &S,
@@ -1098,7 +1113,12 @@ fn compare<S: Retrace>(
     let mut decider: Option<Decider> = None;
     let normalized = match subject.normalized(stored, traced, at) {
         None => None,
-        Some(Err(e)) => return Err(reject(format!("the stored plan cannot be coalesced at {}: {e}", fmt_point(syms, at)))),
+        Some(Err(e)) => {
+            return Err(reject(format!(
+                "the stored plan cannot be coalesced at {}: {e}",
+                fmt_point(syms, at)
+            )))
+        }
         Some(Ok((decisions, payload))) => {
             let d = decider.get_or_insert_with(|| Decider::new(syms, facts));
             if let Some(g) = decisions.iter().find(|g| d.decide(&g.cond) != Some(true)) {

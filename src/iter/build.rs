@@ -703,7 +703,7 @@ impl<'a, I: Int> TensorIterator<'a, I> {
 
     /// `coalesce_dimensions` ([`coalesce`]) over every operand's byte strides.
     fn coalesce_dimensions(&mut self) -> Result<()> {
-        let mut strides: Vec<&mut Vec<I>> =
+        let mut strides: smallvec::SmallVec<[&mut Vec<I>; 4]> =
             self.operands.iter_mut().map(|op| &mut op.byte_strides).collect();
         coalesce(&mut self.shape, &mut strides, &self.perm)
     }

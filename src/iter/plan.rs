@@ -102,7 +102,8 @@ impl<I: crate::Int> Plan<I> {
     /// some of its dimensions have size 1 (or have become contiguous with their neighbour),
     /// it gives what a fresh build gives there. The permutation is kept.
     pub fn coalesce(&mut self) -> crate::error::Result<()> {
-        let mut strides: Vec<&mut Vec<I>> =
+        // On the stack for up to four operands: instantiation calls this on every plan.
+        let mut strides: smallvec::SmallVec<[&mut Vec<I>; 4]> =
             self.operands.iter_mut().map(|op| &mut op.byte_strides).collect();
         super::build::coalesce(&mut self.shape, &mut strides, &self.perm)
     }
