@@ -12,7 +12,7 @@
 //! an existing one's under the new guards, so that the existing one is widened instead of a
 //! specialization being added. That and the trace itself are the trait's methods.
 
-use super::cube::{self, Cube, IntSet};
+use super::cube::{self, Cube, ILit, IntSet, Region};
 use crate::error::Result;
 use crate::sym::{decide_under, Bindings, BoolExpr, Expr, Facts, Guard, Rel, Symbol};
 use std::cell::RefCell;
@@ -1420,6 +1420,13 @@ fn merge_terms(
         };
         let mut cubes: Vec<Option<Cube>> = (0..terms.len()).map(|i| cube_of(i, &singles)).collect();
         let common_held = refuter.holds_all(mins, common);
+        let common_lits = refuter.lits_of(mins, common);
+        let mut lits: Vec<Option<Vec<ILit>>> = if boxes {
+            Vec::new()
+        } else {
+            terms.iter().map(|t| refuter.lits_of(mins, t)).collect()
+        };
+        let domain: Vec<i64> = mins.iter().map(|(_, m)| *m).collect();
         let mut truths: Vec<Vec<(Bits, Bits)>> = if boxes {
             Vec::new()
         } else {
@@ -1442,26 +1449,73 @@ fn merge_terms(
                         })
                     }
                     _ => {
-                        let mut held = common_held.clone();
-                        for (m, (t, f)) in truths[i].iter().enumerate() {
-                            // `!x` holds where `x` is false.
-                            held.and(if m == k { f } else { t });
+                        // The premise as a [`Region`] when its literals are all [`ILit`]s
+                        // (single-symbol comparisons and the broadcast checks `e == i` of
+                        // independent sizes): it decides most candidates exactly. The
+                        // others are filtered by the sample points, and the facts, assumed
+                        // only when needed, decide the rest.
+                        let region = match (&common_lits, &lits[i]) {
+                            (Some(c), Some(t)) => Some(Region::new(
+                                c.iter().cloned().chain(t.iter().enumerate().map(|(m, l)| {
+                                    if m == k {
+                                        l.negate()
+                                    } else {
+                                        l.clone()
+                                    }
+                                })),
+                                &domain,
+                            )),
+                            _ => None,
+                        };
+                        let mut held: Option<Bits> = None;
+                        let mut open = Vec::new();
+                        let mut proved = false;
+                        for j in 0..terms.len() {
+                            if j == i || !(dirty[i] || dirty[j]) {
+                                continue;
+                            }
+                            if let (Some(r), Some(l)) = (&region, &lits[j]) {
+                                let mut undecided = false;
+                                let mut refuted = false;
+                                for y in l {
+                                    match r.implies(y) {
+                                        Some(true) => {}
+                                        Some(false) => {
+                                            refuted = true;
+                                            break;
+                                        }
+                                        None => undecided = true,
+                                    }
+                                }
+                                if refuted {
+                                    continue;
+                                }
+                                if !undecided {
+                                    proved = true;
+                                    break;
+                                }
+                            }
+                            let held = held.get_or_insert_with(|| {
+                                let mut held = common_held.clone();
+                                for (m, (t, f)) in truths[i].iter().enumerate() {
+                                    // `!x` holds where `x` is false.
+                                    held.and(if m == k { f } else { t });
+                                }
+                                held
+                            });
+                            if truths[j].iter().all(|(_, f)| !held.meets(f)) {
+                                open.push(j);
+                            }
                         }
-                        let candidates: Vec<usize> = (0..terms.len())
-                            .filter(|&j| {
-                                j != i
-                                    && (dirty[i] || dirty[j])
-                                    && truths[j].iter().all(|(_, f)| !held.meets(f))
+                        proved
+                            || (!open.is_empty() && {
+                                let facts = refuter.premise(mins, common, &terms[i], k);
+                                open.iter().any(|&j| {
+                                    terms[j]
+                                        .iter()
+                                        .all(|y| facts.decide_plain(y) == Some(true))
+                                })
                             })
-                            .collect();
-                        !candidates.is_empty() && {
-                            let facts = refuter.premise(mins, common, &terms[i], k);
-                            candidates.iter().any(|&j| {
-                                terms[j]
-                                    .iter()
-                                    .all(|y| facts.decide_plain(y) == Some(true))
-                            })
-                        }
                     }
                 };
                 if implies_other {
@@ -1471,6 +1525,9 @@ fn merge_terms(
                     }
                     if !boxes {
                         truths[i].remove(k);
+                        if let Some(l) = lits[i].as_mut() {
+                            l.remove(k);
+                        }
                     }
                     cubes[i] = cube_of(i, &singles);
                     dirty[i] = true;
@@ -1572,6 +1629,8 @@ struct Refuter {
     premises: HashMap<Vec<BoolExpr>, Facts>,
     /// Each literal as a single-symbol set, when it is one ([`cube::single_symbol`]).
     singles: HashMap<BoolExpr, Option<(Symbol, IntSet)>>,
+    /// Each literal as an [`ILit`] over the cover's symbols, when it is one.
+    lits: HashMap<BoolExpr, Option<ILit>>,
 }
 
 impl Refuter {
@@ -1614,6 +1673,7 @@ impl Refuter {
             cache: HashMap::new(),
             premises: HashMap::new(),
             singles: HashMap::new(),
+            lits: HashMap::new(),
         }
     }
 
@@ -1626,6 +1686,7 @@ impl Refuter {
             cache: HashMap::new(),
             premises: HashMap::new(),
             singles: HashMap::new(),
+            lits: HashMap::new(),
         }
     }
 
@@ -1637,6 +1698,21 @@ impl Refuter {
                 self.singles
                     .entry(l.clone())
                     .or_insert_with(|| cube::single_symbol(l))
+                    .clone()
+            })
+            .collect()
+    }
+
+    /// `lits` as [`ILit`]s over the symbols of `mins`, when every one is.
+    fn lits_of(&mut self, mins: &[(Symbol, i64)], lits: &[BoolExpr]) -> Option<Vec<ILit>> {
+        lits.iter()
+            .map(|l| {
+                self.lits
+                    .entry(l.clone())
+                    .or_insert_with(|| {
+                        let names: Vec<Symbol> = mins.iter().map(|(s, _)| s.clone()).collect();
+                        ILit::of(l, &names)
+                    })
                     .clone()
             })
             .collect()
