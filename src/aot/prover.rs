@@ -1338,27 +1338,19 @@ fn flat_conjuncts(gs: &[Guard]) -> Vec<BoolExpr> {
     v
 }
 
-/// A single comparison `z` on the one symbol of `x` and `y` with `z <=> x || y` where
-/// `facts` hold (tried: `s >= k`, `s <= k`, `s != k` for `k` in 0..=3).
+/// A single comparison `z` on the one symbol of `x` and `y` with `z <=> x || y` under the
+/// caller's facts (tried: `s >= k`, `s <= k`, `s != k` for `k` in 0..=3), `implies(a,
+/// extra, b)` deciding whether the facts with `a` (and `extra`) imply `b`.
 fn union_literal(
     x: &BoolExpr,
     y: &BoolExpr,
-    mins: &[(Symbol, i64)],
-    facts: &[&BoolExpr],
+    implies: impl Fn(&BoolExpr, Option<&BoolExpr>, &BoolExpr) -> bool,
 ) -> Option<BoolExpr> {
     let sx = x.symbols();
     if sx.len() != 1 || y.symbols() != sx || x.disjuncts().is_some() || y.disjuncts().is_some() {
         return None;
     }
     let s = Expr::symbol(sx[0].as_str());
-    let implies = |a: &BoolExpr, extra: Option<&BoolExpr>, b: &BoolExpr| {
-        let mut f: Vec<&BoolExpr> = facts.to_vec();
-        f.push(a);
-        if let Some(e) = extra {
-            f.push(e);
-        }
-        decide_under(mins, &f, b) == Some(true)
-    };
     let not_x = x.not();
     let ks = || (0..=3i64).map(Expr::constant);
     ks().map(|k| BoolExpr::ge(&s, &k))
@@ -1421,11 +1413,8 @@ fn merge_terms(
         let mut cubes: Vec<Option<Cube>> = (0..terms.len()).map(|i| cube_of(i, &singles)).collect();
         let common_held = refuter.holds_all(mins, common);
         let common_lits = refuter.lits_of(mins, common);
-        let mut lits: Vec<Option<Vec<ILit>>> = if boxes {
-            Vec::new()
-        } else {
-            terms.iter().map(|t| refuter.lits_of(mins, t)).collect()
-        };
+        let mut lits: Vec<Option<Vec<ILit>>> =
+            terms.iter().map(|t| refuter.lits_of(mins, t)).collect();
         let domain: Vec<i64> = mins.iter().map(|(_, m)| *m).collect();
         let mut truths: Vec<Vec<(Bits, Bits)>> = if boxes {
             Vec::new()
@@ -1525,9 +1514,9 @@ fn merge_terms(
                     }
                     if !boxes {
                         truths[i].remove(k);
-                        if let Some(l) = lits[i].as_mut() {
-                            l.remove(k);
-                        }
+                    }
+                    if let Some(l) = lits[i].as_mut() {
+                        l.remove(k);
                     }
                     cubes[i] = cube_of(i, &singles);
                     dirty[i] = true;
@@ -1558,7 +1547,39 @@ fn merge_terms(
                 let not_x = x.not();
                 let mut facts: Vec<&BoolExpr> = common.iter().chain(&shared).collect();
                 facts.push(&not_x);
-                if decide_under(mins, &facts, y) == Some(true) {
+                // The shared literals (and the common ones) as [`ILit`]s, when they are:
+                // then a [`Region`] decides most implications, the procedure the rest.
+                let shared_lits: Option<Vec<ILit>> = common_lits.as_ref().and_then(|c| {
+                    let li = lits.get(i)?.as_ref()?;
+                    let mut v = c.clone();
+                    v.extend(
+                        terms[i]
+                            .iter()
+                            .zip(li)
+                            .filter(|(z, _)| terms[j].contains(z))
+                            .map(|(_, l)| l.clone()),
+                    );
+                    Some(v)
+                });
+                let names: Vec<Symbol> = mins.iter().map(|(s, _)| s.clone()).collect();
+                // Whether the facts with `a` (and `extra`) imply `b`.
+                let implies = |a: &BoolExpr, extra: Option<&BoolExpr>, b: &BoolExpr| {
+                    let quick = shared_lits.as_ref().and_then(|base| {
+                        let mut v = base.clone();
+                        v.push(ILit::of(a, &names)?);
+                        if let Some(e) = extra {
+                            v.push(ILit::of(e, &names)?);
+                        }
+                        Region::new(v, &domain).implies(&ILit::of(b, &names)?)
+                    });
+                    quick.unwrap_or_else(|| {
+                        let mut f = facts[..facts.len() - 1].to_vec();
+                        f.push(a);
+                        f.extend(extra);
+                        decide_under(mins, &f, b) == Some(true)
+                    })
+                };
+                if implies(&not_x, None, y) {
                     terms[i] = shared;
                     dirty[i] = true;
                     terms.remove(j);
@@ -1568,7 +1589,7 @@ fn merge_terms(
                 }
                 // `x || y` as one comparison on the same symbol (`h == 1 || h >= 2` is
                 // `h >= 1`).
-                if let Some(z) = union_literal(x, y, mins, &facts[..facts.len() - 1]) {
+                if let Some(z) = union_literal(x, y, implies) {
                     let mut t = shared;
                     t.push(z);
                     terms[i] = t;
