@@ -996,7 +996,15 @@ fn classes_differing_by_sizes_1_share_a_plan() {
         r#"{"op":"add","inputs":[{"sizes":["a","b","c","d"],"layout":"channels_last"},{"sizes":["e","b","f","g"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":2,"f":4,"g":5}}"#,
     )
     .unwrap();
-    let plain = cover(&spec).specializations.len();
+    let plain_artifact = cover(&spec);
+    let plain = plain_artifact.specializations.len();
+    // Without widening every plan is the fresh build's as it is: the verification proved
+    // it, so instantiation skips coalescing (the hot path).
+    let reloaded = Artifact::from_json(&plain_artifact.to_json()).unwrap();
+    assert!(reloaded
+        .specializations
+        .iter()
+        .all(|s| !s.coalesces_on_instantiation()));
     let a = Artifact::compile(
         &spec,
         &CompileOptions {
@@ -1020,6 +1028,8 @@ fn classes_differing_by_sizes_1_share_a_plan() {
             let s = &back.specializations[k];
             if s.error.is_none() && !s.is_empty_output() && s.plan.shape.len() > fresh.shape.len() {
                 widened += 1;
+                // The loader found that this plan needs coalescing again.
+                assert!(s.coalesces_on_instantiation(), "specialization {k}");
             }
         }
     }

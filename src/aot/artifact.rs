@@ -177,6 +177,7 @@ impl Artifact {
                     ))
                 })?;
                 s.verify_points = Some(points.points);
+                s.set_coalesce(points.coalesced);
                 Ok(())
             })?;
         Ok(Artifact {
@@ -490,7 +491,8 @@ fn load_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializati
     spec_.verify_points = verify_points;
     // A fresh symbolic trace: the stored guards must imply its guards and the stored plan
     // (or error) equal its plan as expressions (see retrace.rs).
-    super::retrace::verify(spec, &spec_)?;
+    let verified = super::retrace::verify(spec, &spec_)?;
+    spec_.set_coalesce(verified.coalesced);
     Ok(spec_)
 }
 

@@ -236,6 +236,7 @@ fn verify_stored_pooled<S: Retrace>(
         hints: hints.points(),
         searches: 0,
         simplified: 0,
+        coalesced: std::cell::Cell::new(false),
     };
     v.region(facts, None)?;
     Ok(Verification {
@@ -247,6 +248,7 @@ fn verify_stored_pooled<S: Retrace>(
             .collect(),
         searches: v.searches,
         simplified: v.simplified,
+        coalesced: v.coalesced.get(),
     })
 }
 
@@ -262,6 +264,10 @@ pub(crate) struct Verification {
     /// Traces whose recorded guards the quick check did not settle, so that they were
     /// simplified (see [`RecordedGuards`]).
     pub simplified: usize,
+    /// Whether some region's traced plan is the stored one only once coalesced again
+    /// ([`Retrace::normalized`]: a plan a cover widened over sizes 1). When false, every
+    /// region's plan is the stored plan as it is, and instantiation need not coalesce.
+    pub coalesced: bool,
 }
 
 /// A trace made during verification.
@@ -314,6 +320,8 @@ struct Verifier<'a, S: Retrace> {
     searches: usize,
     /// See [`Verification::simplified`].
     simplified: usize,
+    /// See [`Verification::coalesced`].
+    coalesced: std::cell::Cell<bool>,
 }
 
 impl<S: Retrace> Verifier<'_, S> {
@@ -392,7 +400,11 @@ impl<S: Retrace> Verifier<'_, S> {
     ) -> Result<()> {
         let mut with = facts.to_vec();
         with.extend(guards.iter().map(|g| &g.cond));
-        compare(self.subject, &with, self.payload, &t.payload, &t.traced_at)
+        let coalesced = compare(self.subject, &with, self.payload, &t.payload, &t.traced_at)?;
+        if coalesced {
+            self.coalesced.set(true);
+        }
+        Ok(())
     }
 
     /// A trace at a point of the region: a previous one when its point lies there, else a
@@ -1093,14 +1105,15 @@ pub(super) fn plan_equal_under(
     compare(&subject, facts, &stored, &traced, at).is_ok()
 }
 
-/// Structure equal, and every expression equal (structurally, or proved under `facts`).
+/// Structure equal, and every expression equal (structurally, or proved under `facts`);
+/// `Ok(true)` when that needed the stored plan coalesced again ([`Retrace::normalized`]).
 fn compare<S: Retrace>(
     subject: &S,
     facts: &[&BoolExpr],
     stored: &S::Payload,
     traced: &S::Payload,
     at: &[i64],
-) -> Result<()> {
+) -> Result<bool> {
     let syms = subject.symbols();
     let mismatch = |(what, a, b): Mismatch| {
         reject(format!(
@@ -1132,6 +1145,7 @@ fn compare<S: Retrace>(
             Some(payload)
         }
     };
+    let coalesced = normalized.is_some();
     let stored = normalized.as_ref().unwrap_or(stored);
     let pairs = subject.pairs(stored, traced).map_err(mismatch)?;
     let mut equal = |a: &Expr, b: &Expr| {
@@ -1147,7 +1161,7 @@ fn compare<S: Retrace>(
             return Err(mismatch((what, a.to_string(), b.to_string())));
         }
     }
-    Ok(())
+    Ok(coalesced)
 }
 
 fn bindings(spec: &[String], point: &[i64]) -> Bindings {

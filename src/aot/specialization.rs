@@ -129,6 +129,21 @@ impl Specialization {
         }
     }
 
+    /// Whether instantiating the plan coalesces it again (PyTorch's `coalesce_dimensions`,
+    /// [`Plan::coalesce`]): needed by a plan a cover widened to bindings where some of its
+    /// iteration dimensions have size 1 (`CompileOptions::widen_size_1`), where the fresh
+    /// build has fewer dimensions. On for a specialization built in memory; the compile's
+    /// and the loader's verification turn it off where they proved every binding of the
+    /// guards gets the stored plan as it is.
+    pub fn coalesces_on_instantiation(&self) -> bool {
+        self.program.coalesces()
+    }
+
+    /// See [`Specialization::coalesces_on_instantiation`].
+    pub(crate) fn set_coalesce(&mut self, on: bool) {
+        self.program.set_coalesce(on);
+    }
+
     /// True for an empty-output specialization ([`Specialization::new_empty_output`]).
     pub fn is_empty_output(&self) -> bool {
         self.empty_output.is_some()
