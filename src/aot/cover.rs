@@ -128,8 +128,8 @@
 //!   default).** The build coalesces a dimension of size 1 away, so a class with `a == 1`
 //!   has another plan than its neighbour with `a >= 2`, though nothing a kernel does
 //!   differs: the wider plan instantiated there has one more iteration dimension, of
-//!   size one. Instantiation coalesces every plan again (`iter::Plan::coalesce`, the build's own
-//!   routine: a no-op on a specialization's own bindings), and with the option a new
+//!   size one. Instantiation can coalesce a plan again (`iter::Plan::coalesce`, the build's
+//!   own routine: a no-op on a specialization's own bindings), and with the option a new
 //!   trace's class joins a host whose plan has more dimensions when the host plan,
 //!   coalesced as the build would at the new trace's point (`trace::coalesce_at`, over
 //!   that point's symbol environment), records only decisions the class's guards imply
@@ -139,18 +139,29 @@
 //!   g]` 94 → 40 specializations (0.20 → 0.22 s); `[a, ..., h] + [i, j, g, h]` 83 → 43
 //!   (0.96 → 1.42 s); `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 135 → 36 (2.3 s both); the
 //!   independent `[a, b, c, d] + [e, f, g, h]` 122 → 83 (3^4 patterns, an error and an
-//!   empty output: the fewest possible). Not the default because the widened
-//!   disjunctions, whose terms hold two-symbol equalities (`e == i`), leave the merge's
-//!   interval fast path (`cube.rs`), so compiles are slower: `[a, ..., g] + [h, 1, ...,
-//!   1, g]` 0.21 s / 22 → 0.53 s / 11, `[a, ..., h] + [i, j, g, h]` above. (Deciding
-//!   those terms exactly with `cube::region_is_empty` instead of sample points and the
-//!   decision procedure gave the same artifact for `[a, ..., h] + [i, j, g, h]`, 30%
-//!   slower, and was slower widened too: not kept.) Loads of the same
-//!   spec cost about the same (each merged class is a trace for the loader's
-//!   verification, as each specialization was): `check` of one binding, load included,
-//!   56 → 65 ms for the channels-last spec, 281 → 342 ms for `[a, ..., h] + [i, j, g,
-//!   h]`, 359 → 447 ms for `[a, ..., g] + [h, i, j, 1, 1, 1, g]`. The default path is
-//!   unchanged (identical artifacts).
+//!   empty output: the fewest possible). At first the widened disjunctions, whose terms
+//!   hold two-symbol equalities (`e == i`), left the merge's interval fast path
+//!   (`cube.rs`) for sample points and the decision procedure, and compiles were up to
+//!   2.5x slower. (Calling `cube::region_is_empty` per question instead gave the same
+//!   artifact, 30% slower: not kept.) The merge now normalizes each premise once into a
+//!   `cube::Region` (classes of equal symbols, a set of values per class, the
+//!   disequalities between classes, symbols by number) that answers each candidate
+//!   literal by a set test, exactly where the region is decided, and leaves the decision
+//!   procedure the rest. Same artifacts (free strides 3d: equivalent guards, one literal
+//!   fewer), measured 27 Nov, 2 threads, compile's own time, default → widened:
+//!   `[a, ..., h] + [i, j, g, h]` 0.67 s / 83 → 0.68 s / 43 (1.0 s / 1.45 s before),
+//!   `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 1.39 s / 135 → 1.15 s / 36 (2.3 s both before),
+//!   channels-last 0.23 s / 94 → 0.23 s / 40, `[a, ..., g] + [h, 1, ..., 1, g]` 0.20 s /
+//!   22 → 0.31 s / 11. Still off by default: covers that merge many classes into few
+//!   plans pay for the longer disjunctions (the bias `[a, ..., j] + [a, 1, ..., 1]`
+//!   0.83-0.85 s → 0.97-1.03 s, 10 → 6 specializations; free strides 3d 0.95 → 1.37 s), and
+//!   loads are slower, because each merged class is a trace for the loader's verification
+//!   (`check` of one binding, load included: 55 → 57 ms for the channels-last spec, 269
+//!   → 344 ms for `[a, ..., h] + [i, j, g, h]`, 340 → 411 ms for `[a, ..., g] + [h, i, j,
+//!   1, 1, 1, g]`). Instantiation coalesces a plan again only where the verification
+//!   (compile's or loader's) needed it for some region (`retrace::Verification::coalesced`,
+//!   `Specialization::coalesces_on_instantiation`): coalescing every plan cost the cached
+//!   dispatch a third (0.09 → 0.12 us).
 //!
 //! Independent sizes cannot have few specializations: at each dimension the two sizes
 //! are equal or one of them is 1, and each of the 3^k patterns has its own TensorIterator
