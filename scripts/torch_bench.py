@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times symstride's benchmark scenarios in PyTorch, for comparison on one's own machine.
 
-Prints the same JSON shape as `symstride bench --json` (`{"median_s": {name: seconds}}`),
+Prints the `median_s` map of `symstride bench --json` (`{"median_s": {name: seconds}}`),
 so the two outputs can be compared name by name:
 
     python3 scripts/torch_bench.py --threads 2 > torch.json

@@ -1,6 +1,6 @@
 //! `symstride bench`: the kernel benchmark scenarios (f32, fresh random data, median of
 //! repeated runs), as a table with bandwidth and ratio to a parallel copy of 64 MiB at the
-//! same thread count (measured in the same run), or as JSON; plus the
+//! same thread count (timed right before each run: see [`measure`]), or as JSON; plus the
 //! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
 //! seed spec, no kernel), `compile_seed_spec` (one compile of that spec),
 //! `dispatch_cached_program` and `compile_program` (the same two for the 8-step demo
@@ -25,7 +25,8 @@ use symstride::{Error, Result};
 /// Arguments of `symstride bench`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Print JSON (`{"median_s": {...}}`).
+    /// Print JSON (`{"median_s": {...}, "vs_copy": {...}}`: seconds per call, and for the
+    /// bandwidth scenarios the paired ratio to the copy).
     #[arg(long)]
     pub json: bool,
     /// Number of threads (0 or absent: all cores; at most 4 per core).
@@ -47,8 +48,8 @@ pub struct Args {
     /// only; elsewhere wall time is used.
     #[arg(long)]
     pub cpu_time: bool,
-    /// Only run scenarios whose name contains one of these comma-separated strings (include
-    /// `memcpy_64MiB` for the ratios), e.g. `--only memcpy_64MiB,sum_`.
+    /// Only run scenarios whose name contains one of these comma-separated strings, e.g.
+    /// `--only sum_` (the ratios to the copy are paired, so they need no `memcpy_64MiB` row).
     #[arg(long)]
     pub only: Option<String>,
     /// Vector instructions for the reduction kernels and the tiled copy: `auto` (run-time
@@ -573,8 +574,31 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// (name, median, min, bytes) per scenario.
-fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64, f64)>> {
+/// One scenario's figures.
+struct Measured {
+    name: &'static str,
+    /// Median seconds per call.
+    median: f64,
+    /// Fastest call.
+    min: f64,
+    /// Bytes moved per call (0: not a bandwidth scenario).
+    bytes: f64,
+    /// The median over repetitions of this scenario's bandwidth over the copy reference's,
+    /// each from a copy timed right before it ([`measure`]); `None` for scenarios that move
+    /// no tensor data, and for the reference itself.
+    vs_copy: Option<f64>,
+}
+
+/// Every selected scenario, median of `args.reps` calls each.
+///
+/// A bandwidth scenario's ratio to the copy is paired: each repetition runs the copy
+/// reference (timed), the scenario once untimed (so that the caches hold what the
+/// scenario's previous call left, as in a run without pairing), then the scenario (timed),
+/// and the reported ratio is the median of the per-repetition ratios. The host's memory
+/// bandwidth drifts by up to 2x within minutes here, and a ratio against one copy median
+/// measured at the end of the run moved a row by +-30% between runs of the same binary
+/// (`add_int32_16M` 0.82-1.37x, `mul_i64_16M` 0.60-1.00x in six runs of 27 Nov).
+fn measure(args: &Args) -> Result<Vec<Measured>> {
     let reps = args.reps;
     let mut cfg = ExecConfig::default();
     if let Some(t) = args.tile {
@@ -583,28 +607,77 @@ fn measure(args: &Args) -> Result<Vec<(&'static str, f64, f64, f64)>> {
     if args.simd == "baseline" {
         cfg = cfg.with_simd(symstride::kernel::Simd::Baseline);
     }
+    let mut all = scenarios(cfg)?;
+    let reference = all
+        .iter()
+        .position(|s| s.name == COPY_REFERENCE)
+        .ok_or_else(|| Error::invalid("internal: no copy reference scenario"))?;
+    let mut copy = all.remove(reference);
+    let threads = rayon::current_num_threads() as f64;
+    let timed = |run: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        let t0 = Instant::now();
+        let c0 = args.cpu_time.then(process_cpu_seconds).flatten();
+        run()?;
+        Ok(match (c0, args.cpu_time.then(process_cpu_seconds).flatten()) {
+            (Some(a), Some(b)) => (b - a) / threads,
+            _ => t0.elapsed().as_secs_f64(),
+        })
+    };
+    let selected = |name: &str| {
+        args.only.as_ref().is_none_or(|f| f.split(',').any(|p| !p.is_empty() && name.contains(p)))
+    };
+    (copy.run)()?; // warm-up
     let mut out = Vec::new();
-    for mut s in scenarios(cfg)? {
-        if let Some(f) = &args.only {
-            if !f.split(',').any(|p| !p.is_empty() && s.name.contains(p)) {
+    // The reference row, in its old place (after the scenarios before it).
+    let mut order: Vec<Option<Scenario>> = all.into_iter().map(Some).collect();
+    order.insert(reference, None);
+    for slot in order {
+        let mut s = match slot {
+            Some(s) => s,
+            None => {
+                if selected(COPY_REFERENCE) {
+                    let mut times = Vec::with_capacity(reps);
+                    for _ in 0..reps.max(1) {
+                        times.push(timed(&mut *copy.run)?);
+                    }
+                    let min = times.iter().copied().fold(f64::INFINITY, f64::min);
+                    out.push(Measured {
+                        name: copy.name,
+                        median: median(times),
+                        min,
+                        bytes: copy.bytes,
+                        vs_copy: None,
+                    });
+                }
                 continue;
             }
+        };
+        if !selected(s.name) {
+            continue;
         }
         (s.run)()?; // warm-up (page faults, pool fill)
+        let paired = s.bytes > 0.0;
         let mut times = Vec::with_capacity(reps);
-        let threads = rayon::current_num_threads() as f64;
+        let mut ratios = Vec::with_capacity(reps);
         for _ in 0..reps.max(1) {
-            let t0 = Instant::now();
-            let c0 = args.cpu_time.then(process_cpu_seconds).flatten();
-            (s.run)()?;
-            let dt = match (c0, args.cpu_time.then(process_cpu_seconds).flatten()) {
-                (Some(a), Some(b)) => (b - a) / threads,
-                _ => t0.elapsed().as_secs_f64(),
-            };
-            times.push(dt / s.inner as f64);
+            if paired {
+                let c = timed(&mut *copy.run)?;
+                (s.run)()?;
+                let t = timed(&mut *s.run)? / s.inner as f64;
+                ratios.push((s.bytes / t) / (copy.bytes / c));
+                times.push(t);
+            } else {
+                times.push(timed(&mut *s.run)? / s.inner as f64);
+            }
         }
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);
-        out.push((s.name, median(times), min, s.bytes));
+        out.push(Measured {
+            name: s.name,
+            median: median(times),
+            min,
+            bytes: s.bytes,
+            vs_copy: paired.then(|| median(ratios)),
+        });
     }
     if let (true, Some(f)) = (out.is_empty(), &args.only) {
         return Err(Error::invalid(format!(
@@ -628,16 +701,16 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     if args.json {
         let map: serde_json::Map<String, serde_json::Value> = results
             .iter()
-            .map(|(n, t, _, _)| (n.to_string(), serde_json::json!(t)))
+            .map(|m| (m.name.to_string(), serde_json::json!(m.median)))
             .collect();
-        println!("{}", serde_json::json!({ "median_s": map }));
+        let ratios: serde_json::Map<String, serde_json::Value> = results
+            .iter()
+            .filter_map(|m| Some((m.name.to_string(), serde_json::json!(m.vs_copy?))))
+            .collect();
+        println!("{}", serde_json::json!({ "median_s": map, "vs_copy": ratios }));
         return Ok(ExitCode::SUCCESS);
     }
-    let memcpy_gbs = results
-        .iter()
-        .find(|r| r.0 == COPY_REFERENCE)
-        .map(|r| r.3 / r.1 / 1e9)
-        .unwrap_or(f64::NAN);
+    let ratio = |m: &Measured| m.vs_copy.unwrap_or(1.0);
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let fmt_time = |t: f64| {
         if t < 1e-3 {
@@ -648,7 +721,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     };
     if args.markdown {
         println!(
-            "Produced by `symstride bench --markdown --threads {threads} --reps {}{}` (median of {} runs{}; \"vs copy\" is the scenario's bandwidth over `{COPY_REFERENCE}`'s, a {threads}-thread copy of 64 MiB measured in the same run).",
+            "Produced by `symstride bench --markdown --threads {threads} --reps {}{}` (median of {} runs{}; \"vs copy\" is the median over those runs of the scenario's bandwidth over that of `{COPY_REFERENCE}`, a {threads}-thread copy of 64 MiB, timed right before each run).",
             args.reps,
             if args.cpu_time { " --cpu-time" } else { "" },
             args.reps,
@@ -657,16 +730,13 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         println!();
         println!("| scenario | median | GB/s | vs copy |");
         println!("|---|---:|---:|---:|");
-        for &(name, t, _, bytes) in &results {
-            if bytes == 0.0 {
+        for m in &results {
+            let (name, t) = (m.name, m.median);
+            if m.bytes == 0.0 {
                 println!("| `{name}` | {} | - | - |", fmt_time(t));
             } else {
-                let gbs = bytes / t / 1e9;
-                println!(
-                    "| `{name}` | {} | {gbs:.2} | {:.2}x |",
-                    fmt_time(t),
-                    gbs / memcpy_gbs
-                );
+                let gbs = m.bytes / t / 1e9;
+                println!("| `{name}` | {} | {gbs:.2} | {:.2}x |", fmt_time(t), ratio(m));
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -681,13 +751,14 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
     );
     println!(
-        "reference: {COPY_REFERENCE} is a {threads}-thread copy of 64 MiB measured in this run; \"vs copy\" is each scenario's GB/s over its GB/s"
+        "reference: {COPY_REFERENCE} is a {threads}-thread copy of 64 MiB; \"vs copy\" is the median over the runs of each scenario's GB/s over the copy's, timed right before each run"
     );
     println!(
         "{:<24} {:>12} {:>10} {:>12} {:>12}",
         "scenario", "median", "GB/s", "vs copy", "min"
     );
-    for &(name, t, min, bytes) in &results {
+    for m in &results {
+        let (name, t, min, bytes) = (m.name, m.median, m.min, m.bytes);
         if bytes == 0.0 {
             // Scenarios that move no tensor data (dispatch, compile): time only.
             println!(
@@ -703,7 +774,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         println!(
             "{name:<24} {:>12} {gbs:>10.2} {:>11.2}x {:>12}",
             fmt_time(t),
-            gbs / memcpy_gbs,
+            ratio(m),
             fmt_time(min)
         );
     }
