@@ -1023,13 +1023,17 @@ fn classes_differing_by_sizes_1_share_a_plan() {
     let mut widened = 0;
     for v in grid(7, &[0, 1, 2, 3]) {
         check_binding(&back, &v).unwrap();
+        // The compile's own artifact too (its coalescing flags set by the compile's
+        // verification, not the loader's).
+        check_binding(&a, &v).unwrap();
         let out = back.check(&v).unwrap();
         if let (Some(k), Ok(fresh)) = (out.specialization, concrete_plan(&spec, &v)) {
             let s = &back.specializations[k];
             if s.error.is_none() && !s.is_empty_output() && s.plan.shape.len() > fresh.shape.len() {
                 widened += 1;
-                // The loader found that this plan needs coalescing again.
+                // The loader and the compile found that this plan needs coalescing again.
                 assert!(s.coalesces_on_instantiation(), "specialization {k}");
+                assert!(a.specializations[k].coalesces_on_instantiation(), "specialization {k}");
             }
         }
     }

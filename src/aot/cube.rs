@@ -120,6 +120,12 @@ impl IntSet {
     fn of_comparison(rel: Rel, coef: i64, c: i64) -> Option<IntSet> {
         // `coef * v + c == 0` at `v = -c * coef` (coef is ±1).
         let v = c.checked_neg()?.checked_mul(coef)?;
+        // A set's ends at `i64::MIN`/`i64::MAX` stand for "unbounded" ([`Region`] reads
+        // them so): a constant near them would be taken for one, so such a literal is not
+        // a set (no size or stride guard has one; the decision procedure takes it).
+        if v.unsigned_abs() > (i64::MAX / 2) as u64 {
+            return None;
+        }
         Some(match (rel, coef) {
             (Rel::Eq, _) => IntSet(smallvec![(v, v)]),
             (Rel::Ne, _) => IntSet(smallvec![(v, v)]).complement(),

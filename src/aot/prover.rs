@@ -1416,6 +1416,7 @@ fn merge_terms(
         let mut lits: Vec<Option<Vec<ILit>>> =
             terms.iter().map(|t| refuter.lits_of(mins, t)).collect();
         let domain: Vec<i64> = mins.iter().map(|(_, m)| *m).collect();
+        let names: Vec<Symbol> = mins.iter().map(|(s, _)| s.clone()).collect();
         let mut truths: Vec<Vec<(Bits, Bits)>> = if boxes {
             Vec::new()
         } else {
@@ -1561,7 +1562,6 @@ fn merge_terms(
                     );
                     Some(v)
                 });
-                let names: Vec<Symbol> = mins.iter().map(|(s, _)| s.clone()).collect();
                 // Whether the facts with `a` (and `extra`) imply `b`.
                 let implies = |a: &BoolExpr, extra: Option<&BoolExpr>, b: &BoolExpr| {
                     let quick = shared_lits.as_ref().and_then(|base| {
@@ -1724,8 +1724,11 @@ impl Refuter {
             .collect()
     }
 
-    /// `lits` as [`ILit`]s over the symbols of `mins`, when every one is.
+    /// `lits` as [`ILit`]s over the symbols of `mins`, when every one is. (Cached by
+    /// literal: a refuter serves one cover, whose symbols and their order are fixed, as its
+    /// sample points already assume.)
     fn lits_of(&mut self, mins: &[(Symbol, i64)], lits: &[BoolExpr]) -> Option<Vec<ILit>> {
+        debug_assert_eq!(self.points.first().map_or(mins.len(), Vec::len), mins.len());
         lits.iter()
             .map(|l| {
                 self.lits

@@ -196,6 +196,18 @@
 //!   0.90 / 0.95x, `add_contig_16M(_out)` 0.98 / 0.97-0.99x, 1-byte types 1.27-1.42x.
 //!   The 0.90x target holds for the adds and the 1-byte types; `eq_f32` and `mul_i64`
 //!   stay just under it in wall time (see the limit below), `where` is at it.
+//!   **27 Nov, paired ratios** (the bench now times a copy right before each run; see
+//!   `cli::bench`): three runs of 41, `add_int32_16M` 0.94-0.97x, `add_contig_16M`
+//!   0.87-0.94x; runs of 15-21: `add_f64_16M` 0.92-0.98x, `mul_i64_16M` 0.75-0.88x,
+//!   `eq_f32_16M` 0.73-0.87x. A C probe in the same minutes (2 OpenMP threads, 16M
+//!   elements, hand-written AVX2 loops with `vmovnt` stores, best of 15): `eq` f32 → u8
+//!   0.90-0.95x of its own NT copy, the `vpmuludq` i64 multiply 0.90-0.99x, f64 add
+//!   0.97-1.03x; the crate's fastest runs are 5% (`add_f64`: 9.3 ms against 8.6-9.2),
+//!   ~10% (`eq`: 3.99 against 3.46-3.72 ms) and 12-25% (`mul_i64`: 11.2 against 8.9-10.0
+//!   ms) above the probe's. So 0.9x is reachable for every dtype but not yet reached by
+//!   `mul_i64` and `eq_f32`; not found this session where the gap lies (both loops are
+//!   vectorized and their samples sit on the loads). The probe reading two distant halves
+//!   of each thread's range in alternating 512-element bursts: copy +4-6%, `eq` +1-4%.
 //!   **The limit on this host** (a C probe, not in the repository: 2 pthreads, 16M int32
 //!   `a + b → c`, process CPU time, medians of 11-21 runs, variants interleaved per run,
 //!   05:05-05:40 UTC): the hand-written AVX2 loop with non-temporal stores runs at 1.00-1.16x
