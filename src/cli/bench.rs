@@ -583,21 +583,28 @@ struct Measured {
     min: f64,
     /// Bytes moved per call (0: not a bandwidth scenario).
     bytes: f64,
-    /// The median over repetitions of this scenario's bandwidth over the copy reference's,
-    /// each from a copy timed right before it ([`measure`]); `None` for scenarios that move
-    /// no tensor data, and for the reference itself.
+    /// This scenario's bandwidth over the copy reference's timed right around it
+    /// ([`measure`]); `None` for scenarios that move no tensor data, and for the reference
+    /// itself.
     vs_copy: Option<f64>,
 }
 
+/// Timed copies before and after each bandwidth scenario's runs (see [`measure`]).
+const COPIES_AROUND: usize = 5;
+
 /// Every selected scenario, median of `args.reps` calls each.
 ///
-/// A bandwidth scenario's ratio to the copy is paired: each repetition runs the copy
-/// reference (timed), the scenario once untimed (so that the caches hold what the
-/// scenario's previous call left, as in a run without pairing), then the scenario (timed),
-/// and the reported ratio is the median of the per-repetition ratios. The host's memory
-/// bandwidth drifts by up to 2x within minutes here, and a ratio against one copy median
-/// measured at the end of the run moved a row by +-30% between runs of the same binary
-/// (`add_int32_16M` 0.82-1.37x, `mul_i64_16M` 0.60-1.00x in six runs of 27 Nov).
+/// A bandwidth scenario's ratio to the copy takes the copy's bandwidth right around it: the
+/// median of [`COPIES_AROUND`] copies timed just before its runs and as many just after
+/// (each after an untimed copy, so that every timed copy follows a copy, as in its own
+/// row). The scenario's own runs stay back to back, as without the copies (its data stays
+/// in the caches from one run to the next, as in `scripts/torch_bench.py`). The host's
+/// memory bandwidth drifts by up to 2x within minutes here, and a ratio against one copy
+/// median measured at the end of the run moved a row by up to 30% between runs of the same
+/// binary (`add_int32_16M` 0.82-1.37x, `mul_i64_16M` 0.60-1.00x in six runs of 27 Nov).
+/// (Tried first: a copy timed before every run of the scenario, with one untimed run of it
+/// in between. Scenarios whose data fits the 32 MiB L3 then lost it to the copies:
+/// `amax_cl_6M` 0.39 -> 0.66-0.72 ms.)
 fn measure(args: &Args) -> Result<Vec<Measured>> {
     let reps = args.reps;
     let mut cfg = ExecConfig::default();
@@ -655,28 +662,36 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
         if !selected(s.name) {
             continue;
         }
-        (s.run)()?; // warm-up (page faults, pool fill)
         let paired = s.bytes > 0.0;
-        let mut times = Vec::with_capacity(reps);
-        let mut ratios = Vec::with_capacity(reps);
-        for _ in 0..reps.max(1) {
-            if paired {
-                let c = timed(&mut *copy.run)?;
-                (s.run)()?;
-                let t = timed(&mut *s.run)? / s.inner as f64;
-                ratios.push((s.bytes / t) / (copy.bytes / c));
-                times.push(t);
-            } else {
-                times.push(timed(&mut *s.run)? / s.inner as f64);
+        // The copy's bandwidth right around this scenario: timed copies before and after
+        // its runs (the first one untimed, so each timed copy follows a copy).
+        let mut copies = Vec::new();
+        let mut copy_times = |n: usize, copies: &mut Vec<f64>| -> Result<()> {
+            (copy.run)()?;
+            for _ in 0..n {
+                copies.push(timed(&mut *copy.run)?);
             }
+            Ok(())
+        };
+        if paired {
+            copy_times(COPIES_AROUND, &mut copies)?;
+        }
+        (s.run)()?; // warm-up (page faults, pool fill)
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps.max(1) {
+            times.push(timed(&mut *s.run)? / s.inner as f64);
+        }
+        if paired {
+            copy_times(COPIES_AROUND, &mut copies)?;
         }
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);
+        let t = median(times);
         out.push(Measured {
             name: s.name,
-            median: median(times),
+            median: t,
             min,
             bytes: s.bytes,
-            vs_copy: paired.then(|| median(ratios)),
+            vs_copy: paired.then(|| (s.bytes / t) / (copy.bytes / median(copies))),
         });
     }
     if let (true, Some(f)) = (out.is_empty(), &args.only) {
