@@ -1,6 +1,6 @@
 //! `symstride bench`: the kernel benchmark scenarios (f32, fresh random data, median of
 //! repeated runs), as a table with bandwidth and ratio to a parallel copy of 64 MiB at the
-//! same thread count (timed right before each run: see [`measure`]), or as JSON; plus the
+//! same thread count (timed right around each scenario: see [`measure`]), or as JSON; plus the
 //! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
 //! seed spec, no kernel), `compile_seed_spec` (one compile of that spec),
 //! `dispatch_cached_program` and `compile_program` (the same two for the 8-step demo
@@ -26,7 +26,7 @@ use symstride::{Error, Result};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Print JSON (`{"median_s": {...}, "vs_copy": {...}}`: seconds per call, and for the
-    /// bandwidth scenarios the paired ratio to the copy).
+    /// bandwidth scenarios the ratio to the copy timed around them).
     #[arg(long)]
     pub json: bool,
     /// Number of threads (0 or absent: all cores; at most 4 per core).
@@ -49,7 +49,8 @@ pub struct Args {
     #[arg(long)]
     pub cpu_time: bool,
     /// Only run scenarios whose name contains one of these comma-separated strings, e.g.
-    /// `--only sum_` (the ratios to the copy are paired, so they need no `memcpy_64MiB` row).
+    /// `--only sum_` (the copy is timed around each scenario for its ratio, so the ratios
+    /// need no `memcpy_64MiB` row).
     #[arg(long)]
     pub only: Option<String>,
     /// Vector instructions for the reduction kernels and the tiled copy: `auto` (run-time
@@ -662,7 +663,7 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
         if !selected(s.name) {
             continue;
         }
-        let paired = s.bytes > 0.0;
+        let bandwidth = s.bytes > 0.0;
         // The copy's bandwidth right around this scenario: timed copies before and after
         // its runs (the first one untimed, so each timed copy follows a copy).
         let mut copies = Vec::new();
@@ -673,7 +674,7 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
             }
             Ok(())
         };
-        if paired {
+        if bandwidth {
             copy_times(COPIES_AROUND, &mut copies)?;
         }
         (s.run)()?; // warm-up (page faults, pool fill)
@@ -681,7 +682,7 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
         for _ in 0..reps.max(1) {
             times.push(timed(&mut *s.run)? / s.inner as f64);
         }
-        if paired {
+        if bandwidth {
             copy_times(COPIES_AROUND, &mut copies)?;
         }
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);
@@ -691,7 +692,7 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
             median: t,
             min,
             bytes: s.bytes,
-            vs_copy: paired.then(|| (s.bytes / t) / (copy.bytes / median(copies))),
+            vs_copy: bandwidth.then(|| (s.bytes / t) / (copy.bytes / median(copies))),
         });
     }
     if let (true, Some(f)) = (out.is_empty(), &args.only) {
@@ -736,7 +737,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     };
     if args.markdown {
         println!(
-            "Produced by `symstride bench --markdown --threads {threads} --reps {}{}` (median of {} runs{}; \"vs copy\" is the median over those runs of the scenario's bandwidth over that of `{COPY_REFERENCE}`, a {threads}-thread copy of 64 MiB, timed right before each run).",
+            "Produced by `symstride bench --markdown --threads {threads} --reps {}{}` (median of {} runs{}; \"vs copy\" is the scenario's bandwidth over that of `{COPY_REFERENCE}`, a {threads}-thread copy of 64 MiB, median of the {COPIES_AROUND} copies timed right before the scenario's runs and {COPIES_AROUND} right after).",
             args.reps,
             if args.cpu_time { " --cpu-time" } else { "" },
             args.reps,
@@ -766,7 +767,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
     );
     println!(
-        "reference: {COPY_REFERENCE} is a {threads}-thread copy of 64 MiB; \"vs copy\" is the median over the runs of each scenario's GB/s over the copy's, timed right before each run"
+        "reference: {COPY_REFERENCE} is a {threads}-thread copy of 64 MiB; \"vs copy\" is each scenario's GB/s over the copy's, timed right around it ({COPIES_AROUND} copies before its runs, {COPIES_AROUND} after)"
     );
     println!(
         "{:<24} {:>12} {:>10} {:>12} {:>12}",
