@@ -342,22 +342,13 @@ impl Region {
         if (0..n).any(|i| self.class[i] == i && self.sets[i].0.is_empty()) {
             return Some(true);
         }
-        let mut undecided = false;
-        for &(a, b) in &self.ne {
+        any_conflict(self.ne.iter().map(|&(a, b)| {
             if a == b {
-                return Some(true);
+                Some(true)
+            } else {
+                conflict(&self.sets[a], &self.sets[b])
             }
-            match conflict(&self.sets[a], &self.sets[b]) {
-                Some(true) => return Some(true),
-                None => undecided = true,
-                Some(false) => {}
-            }
-        }
-        if undecided {
-            None
-        } else {
-            Some(false)
-        }
+        }))
     }
 
     /// Whether every binding of the region satisfies `q`: `Some` when decided exactly,
@@ -419,27 +410,35 @@ impl Region {
     /// Whether the region is empty once classes `r` and `r2` (the same class, or two joined)
     /// allow only `set`: only their disequalities can change.
     fn narrowed(&self, r: usize, r2: usize, set: &IntSet) -> Option<bool> {
-        let mut undecided = false;
-        for &(a, b) in &self.ne {
-            let mine = |c: usize| c == r || c == r2;
+        let mine = |c: usize| c == r || c == r2;
+        any_conflict(self.ne.iter().filter_map(|&(a, b)| {
             let other = match (mine(a), mine(b)) {
                 (true, false) => b,
                 (false, true) => a,
                 // Untouched: it had an unbounded end before (the region was decided); one
                 // between `r` and `r2` was answered by the caller.
-                _ => continue,
+                _ => return None,
             };
-            match conflict(set, &self.sets[other]) {
-                Some(true) => return Some(true),
-                None => undecided = true,
-                Some(false) => {}
-            }
+            Some(conflict(set, &self.sets[other]))
+        }))
+    }
+}
+
+/// Folds the answers of [`conflict`]: `Some(true)` at the first contradiction, else `None`
+/// when one is undecided, else `Some(false)`.
+fn any_conflict(answers: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+    let mut undecided = false;
+    for a in answers {
+        match a {
+            Some(true) => return Some(true),
+            None => undecided = true,
+            Some(false) => {}
         }
-        if undecided {
-            None
-        } else {
-            Some(false)
-        }
+    }
+    if undecided {
+        None
+    } else {
+        Some(false)
     }
 }
 
