@@ -206,8 +206,13 @@
 //!   ~10% (`eq`: 3.99 against 3.46-3.72 ms) and 12-25% (`mul_i64`: 11.2 against 8.9-10.0
 //!   ms) above the probe's. So 0.9x is reachable for every dtype but not yet reached by
 //!   `mul_i64` and `eq_f32`; not found this session where the gap lies (both loops are
-//!   vectorized and their samples sit on the loads). The probe reading two distant halves
-//!   of each thread's range in alternating 512-element bursts: copy +4-6%, `eq` +1-4%.
+//!   vectorized and their samples sit on the loads; the crate's i64 loop has the probe's
+//!   3 `vpmuludq` per vector). The probe reading two distant halves of each thread's range
+//!   in alternating 512-element bursts: copy +4-6%, `eq` +1-4%. Ruled out by the probe
+//!   (same minutes, best of 15): this kernel's shape (64 results into an L1 buffer, then
+//!   streamed out) against direct `vmovntdq` stores, `mul` 0.87-0.93x both ways (`add`
+//!   f64 3-5% slower buffered), and inputs 16 bytes off a line (as the bench's `Vec`s
+//!   are): no change.
 //!   **The limit on this host** (a C probe, not in the repository: 2 pthreads, 16M int32
 //!   `a + b → c`, process CPU time, medians of 11-21 runs, variants interleaved per run,
 //!   05:05-05:40 UTC): the hand-written AVX2 loop with non-temporal stores runs at 1.00-1.16x
