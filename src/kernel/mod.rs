@@ -196,10 +196,13 @@
 //!   0.90 / 0.95x, `add_contig_16M(_out)` 0.98 / 0.97-0.99x, 1-byte types 1.27-1.42x.
 //!   The 0.90x target holds for the adds and the 1-byte types; `eq_f32` and `mul_i64`
 //!   stay just under it in wall time (see the limit below), `where` is at it.
-//!   **27 Nov, paired ratios** (the bench now times a copy right before each run; see
-//!   `cli::bench`): three runs of 41, `add_int32_16M` 0.94-0.97x, `add_contig_16M`
-//!   0.87-0.94x; runs of 15-21: `add_f64_16M` 0.92-0.98x, `mul_i64_16M` 0.75-0.88x,
-//!   `eq_f32_16M` 0.73-0.87x. A C probe in the same minutes (2 OpenMP threads, 16M
+//!   **27 Nov, paired ratios** (a copy timed before each run of the scenario, an interim
+//!   bench; the bench now times copies right around each scenario, see `cli::bench`):
+//!   three runs of 41, `add_int32_16M` 0.94-0.97x, `add_contig_16M` 0.87-0.94x; runs of
+//!   15-21: `add_f64_16M` 0.92-0.98x, `mul_i64_16M` 0.75-0.88x, `eq_f32_16M` 0.73-0.87x.
+//!   With the copies around each scenario, three runs that hour: `mul_i64_16M`
+//!   0.78-0.84x, `eq_f32_16M` 0.86-0.91x, `add_f64_16M` 0.91-0.98x, `add_int32_16M`
+//!   0.91-1.05x. A C probe in the same minutes (2 OpenMP threads, 16M
 //!   elements, hand-written AVX2 loops with `vmovnt` stores, best of 15): `eq` f32 → u8
 //!   0.90-0.95x of its own NT copy, the `vpmuludq` i64 multiply 0.90-0.99x, f64 add
 //!   0.97-1.03x; the crate's fastest runs are 5% (`add_f64`: 9.3 ms against 8.6-9.2),
