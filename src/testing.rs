@@ -20,3 +20,30 @@ pub fn spec_path(file: &str) -> PathBuf {
         .join("specs")
         .join(file)
 }
+
+/// A seeded linear congruential generator (Knuth's MMIX constants) for deterministic random
+/// test cases: the same cases on every run and machine, no dependency.
+#[derive(Clone, Debug)]
+pub struct Lcg(u64);
+
+impl Lcg {
+    /// A generator started at `seed`.
+    pub fn new(seed: u64) -> Lcg {
+        Lcg(seed)
+    }
+
+    /// The next value in `0..n` (`n >= 1`; the high bits of the state, which an LCG keeps
+    /// most random).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n.max(1)
+    }
+
+    /// An index below `n`.
+    pub fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+}

@@ -214,13 +214,8 @@ fn spec_strategy() -> impl Strategy<Value = (Value, Vec<Vec<i64>>)> {
             let mut used = std::collections::BTreeSet::new();
             let mut ins = Vec::new();
             for (seed, kind) in inputs.into_iter().take(arity) {
-                let mut rng = seed;
-                let mut next = |m: u64| {
-                    rng = rng
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    (rng >> 33) % m
-                };
+                let mut rng = symstride::testing::Lcg::new(seed);
+                let mut next = |m: u64| rng.below(m);
                 let drop = next(base.len() as u64) as usize;
                 let dims: Vec<Value> = base[drop..]
                     .iter()

@@ -436,11 +436,8 @@ fn error_specializations_are_guarded_by_the_failing_dimension_alone() {
 /// other (`t == c*u`, `s == b*t`), equal to each other, 0 or 1, so that the orderings,
 /// ties and dense cases the guards distinguish all occur.
 fn free_stride_bindings(n: usize, seed: u64, extra_sizes: usize) -> Vec<Vec<i64>> {
-    let mut rng = seed;
-    let mut next = move |m: u64| {
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((rng >> 33) % m) as i64
-    };
+    let mut rng = symstride::testing::Lcg::new(seed);
+    let mut next = move |m: u64| rng.below(m) as i64;
     (0..n)
         .map(|_| {
             let size = |r: i64| [0, 1, 1, 2, 3, 5][r as usize];

@@ -606,11 +606,8 @@ mod tests {
             "a == c",
         ];
         let mins: Vec<(Symbol, i64)> = ["a", "b", "c"].map(|n| (Symbol::new(n), 0)).to_vec();
-        let mut rng = 9u64;
-        let mut next = |n: usize| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((rng >> 33) % n as u64) as usize
-        };
+        let mut rng = crate::testing::Lcg::new(9);
+        let mut next = |n: usize| rng.index(n);
         let (mut decided, mut empty) = (0, 0);
         for _ in 0..4000 {
             let xs: Vec<BoolExpr> = (0..1 + next(5)).map(|_| lit(pool[next(pool.len())])).collect();
@@ -647,11 +644,8 @@ mod tests {
             "a == c", "d >= 1", "a == d", "d != b",
         ];
         let mins: Vec<(Symbol, i64)> = ["a", "b", "c", "d"].map(|n| (Symbol::new(n), 0)).to_vec();
-        let mut rng = 17u64;
-        let mut next = |n: usize| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((rng >> 33) % n as u64) as usize
-        };
+        let mut rng = crate::testing::Lcg::new(17);
+        let mut next = |n: usize| rng.index(n);
         let (mut decided, mut implied, mut proved) = (0, 0, 0);
         for _ in 0..4000 {
             let xs: Vec<BoolExpr> = (0..1 + next(4)).map(|_| lit(pool[next(pool.len())])).collect();
@@ -699,11 +693,8 @@ mod tests {
             "b != 0", "b <= 1", "c == 3", "c != 3", "c >= 1",
         ];
         let mins: Vec<(Symbol, i64)> = ["a", "b", "c"].map(|n| (Symbol::new(n), 0)).to_vec();
-        let mut rng = 5u64;
-        let mut next = |n: usize| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((rng >> 33) % n as u64) as usize
-        };
+        let mut rng = crate::testing::Lcg::new(5);
+        let mut next = |n: usize| rng.index(n);
         let cube = |ls: &[BoolExpr]| {
             let mut c = Cube::everything();
             for l in ls {

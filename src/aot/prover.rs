@@ -1822,11 +1822,8 @@ mod tests {
             "a != b", "c == 1", "c >= 1", "b <= 1", "a <= c", "c == a", "c != 0",
         ]);
         let mins: Vec<(Symbol, i64)> = ["a", "b", "c"].iter().map(|n| (Symbol::new(n), 0)).collect();
-        let mut rng = 7u64;
-        let mut next = |n: usize| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((rng >> 33) % n as u64) as usize
-        };
+        let mut rng = crate::testing::Lcg::new(7);
+        let mut next = |n: usize| rng.index(n);
         let mut merged_some = 0;
         for _ in 0..300 {
             let terms: Vec<Vec<BoolExpr>> = (0..2 + next(5))
@@ -1865,11 +1862,8 @@ mod tests {
         let prover = Prover::new(&names, &domain, &[]);
         let mut reference = Prover::new(&names, &domain, &[]);
         reference.domain_lits = None;
-        let mut rng = 3u64;
-        let mut next = |n: usize| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((rng >> 33) % n as u64) as usize
-        };
+        let mut rng = crate::testing::Lcg::new(3);
+        let mut next = |n: usize| rng.index(n);
         let (mut empty, mut nonempty) = (0, 0);
         for _ in 0..2000 {
             let region: Vec<BoolExpr> = (0..1 + next(4)).map(|_| pool[next(pool.len())].clone()).collect();
@@ -1905,11 +1899,8 @@ mod tests {
         ]);
         let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
         let mins: Vec<(Symbol, i64)> = names.iter().map(|n| (Symbol::new(n), 0)).collect();
-        let mut rng = 11u64;
-        let mut next = |n: usize| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((rng >> 33) % n as u64) as usize
-        };
+        let mut rng = crate::testing::Lcg::new(11);
+        let mut next = |n: usize| rng.index(n);
         let holds = |f: &BoolExpr, p: &[i64]| {
             let pairs = names.iter().map(String::as_str).zip(p.iter().copied());
             let b = crate::sym::Bindings::from_pairs(pairs);
