@@ -116,6 +116,16 @@ fn assert_sound_on_grid(a: &Artifact, k: usize, what: &str) {
     }
 }
 
+/// The seed spec's artifact with specialization 0's guard `c >= 2` replaced by `cond`.
+fn seed_with_c_guard(cond: &str) -> String {
+    let good = compile(&public_specs()[0], false);
+    let guards = guards_of(&good, 0);
+    let i = guards.iter().position(|g| g == "c >= 2").expect("c >= 2");
+    edit(&good, |v| {
+        v["specializations"][0]["guards"][i]["cond"] = cond.into();
+    })
+}
+
 /// The kind of edit: the seed spec's `c >= 2` weakened, here to `c >= 0`, which
 /// admits `c = 0`, where the output strides differ. (Weakened to `c >= 1` it now loads, and
 /// rightly: since a cover can widen a plan over sizes 1 by coalescing it again, the loader
@@ -123,13 +133,7 @@ fn assert_sound_on_grid(a: &Artifact, k: usize, what: &str) {
 /// `weakened_to_where_the_plan_still_holds_loads_and_is_sound`.) Loaded before the fix.
 #[test]
 fn weakened_guard_is_rejected_naming_specialization_and_guard() {
-    let spec = &public_specs()[0];
-    let good = compile(spec, false);
-    let guards = guards_of(&good, 0);
-    let i = guards.iter().position(|g| g == "c >= 2").expect("c >= 2");
-    let bad = edit(&good, |v| {
-        v["specializations"][0]["guards"][i]["cond"] = "c >= 0".into();
-    });
+    let bad = seed_with_c_guard("c >= 0");
     let err = load_err(&bad);
     assert!(
         err.contains("specialization 0") && err.contains("guard `c ") && err.contains("c=0"),
@@ -144,12 +148,7 @@ fn weakened_guard_is_rejected_naming_specialization_and_guard() {
 #[test]
 fn weakened_to_where_the_plan_still_holds_loads_and_is_sound() {
     let spec = &public_specs()[0];
-    let good = compile(spec, false);
-    let guards = guards_of(&good, 0);
-    let i = guards.iter().position(|g| g == "c >= 2").expect("c >= 2");
-    let edited = edit(&good, |v| {
-        v["specializations"][0]["guards"][i]["cond"] = "c >= 1".into();
-    });
+    let edited = seed_with_c_guard("c >= 1");
     let a = Artifact::from_json(&edited).expect("loads");
     let s = &a.specializations[0];
     let mut admitted_c1 = 0;

@@ -301,16 +301,10 @@ fn rank_10_broadcast_with_shared_sizes_covers_completely() {
     assert_eq!(empty.len(), 1, "one empty-output specialization");
     let back = Artifact::from_json(&a.to_json()).unwrap();
     assert_eq!(back, a);
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = symstride::testing::Lcg::new(0x2545_f491_4f6c_dd1d);
     let mut empties = 0;
     for _ in 0..4000 {
-        let v: Vec<i64> = (0..10).map(|_| (next() % 4) as i64).collect();
+        let v: Vec<i64> = (0..10).map(|_| rng.below(4) as i64).collect();
         if v.contains(&0) {
             empties += 1;
         }
@@ -361,15 +355,9 @@ fn large_covers_run_as_parts_the_same_at_every_thread_count() {
     );
     let back = Artifact::from_json(&a.to_json()).unwrap();
     assert_eq!(back, a);
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = symstride::testing::Lcg::new(0x9e37_79b9_7f4a_7c15);
     for _ in 0..3000 {
-        let v: Vec<i64> = (0..8).map(|_| (next() % 4) as i64).collect();
+        let v: Vec<i64> = (0..8).map(|_| rng.below(4) as i64).collect();
         check_binding(&back, &v).unwrap();
     }
 }

@@ -407,6 +407,12 @@ impl Region {
         }
     }
 
+    /// Whether every binding of the region satisfies every literal of `qs` (a conjunction):
+    /// `Some(false)` at the first literal decided not implied, `None` when one is undecided.
+    pub(crate) fn implies_all(&self, qs: &[ILit]) -> Option<bool> {
+        fold_answers(qs.iter().map(|q| self.implies(q)), false)
+    }
+
     /// Whether the region is empty once classes `r` and `r2` (the same class, or two joined)
     /// allow only `set`: only their disequalities can change.
     fn narrowed(&self, r: usize, r2: usize, set: &IntSet) -> Option<bool> {
@@ -424,22 +430,28 @@ impl Region {
     }
 }
 
-/// Folds the answers of [`conflict`]: `Some(true)` at the first contradiction, else `None`
-/// when one is undecided, else `Some(false)`.
-fn any_conflict(answers: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+/// Folds three-valued answers: `Some(decisive)` at the first one that is, else `None` when
+/// one is undecided, else `Some(!decisive)` (with `true`: "any", with `false`: "all").
+fn fold_answers(answers: impl Iterator<Item = Option<bool>>, decisive: bool) -> Option<bool> {
     let mut undecided = false;
     for a in answers {
         match a {
-            Some(true) => return Some(true),
+            Some(b) if b == decisive => return Some(decisive),
             None => undecided = true,
-            Some(false) => {}
+            Some(_) => {}
         }
     }
     if undecided {
         None
     } else {
-        Some(false)
+        Some(!decisive)
     }
+}
+
+/// Folds the answers of [`conflict`]: `Some(true)` at the first contradiction, else `None`
+/// when one is undecided, else `Some(false)`.
+fn any_conflict(answers: impl Iterator<Item = Option<bool>>) -> Option<bool> {
+    fold_answers(answers, true)
 }
 
 /// For a disequality between two classes allowing the values `a` and `b`: `Some(true)`

@@ -1465,24 +1465,13 @@ fn merge_terms(
                                 continue;
                             }
                             if let (Some(r), Some(l)) = (&region, &lits[j]) {
-                                let mut undecided = false;
-                                let mut refuted = false;
-                                for y in l {
-                                    match r.implies(y) {
-                                        Some(true) => {}
-                                        Some(false) => {
-                                            refuted = true;
-                                            break;
-                                        }
-                                        None => undecided = true,
+                                match r.implies_all(l) {
+                                    Some(false) => continue,
+                                    Some(true) => {
+                                        proved = true;
+                                        break;
                                     }
-                                }
-                                if refuted {
-                                    continue;
-                                }
-                                if !undecided {
-                                    proved = true;
-                                    break;
+                                    None => {}
                                 }
                             }
                             let held = held.get_or_insert_with(|| {
