@@ -62,10 +62,23 @@ impl Hasher for FxHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut buf = [0u8; 8];
-            buf[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(buf));
+        // Each chunk of up to 8 bytes is one little-endian word, zero-padded. Assembled
+        // byte by byte rather than copied into a buffer: the copy of a short name (a
+        // `memcpy` call, then an 8-byte load of what was just stored byte-wise) stalled on
+        // store forwarding and was a third of `Expr::from_sorted_terms`' time.
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let word = rest
+                .iter()
+                .rev()
+                .fold(0u64, |w, &b| (w << 8) | u64::from(b));
+            self.write_u64(word);
         }
     }
     fn write_u64(&mut self, x: u64) {
@@ -1021,6 +1034,24 @@ mod tests {
 
     fn s(n: &str) -> Expr {
         Expr::symbol(n)
+    }
+
+    #[test]
+    fn hasher_words_are_zero_padded_little_endian_chunks() {
+        // The definition `write` implements: each chunk of up to 8 bytes, zero-padded to a
+        // little-endian word. Every length across two words and a remainder.
+        let bytes: Vec<u8> = (1..=23u8).map(|b| b.wrapping_mul(37)).collect();
+        for len in 0..=bytes.len() {
+            let mut fast = FxHasher::default();
+            fast.write(&bytes[..len]);
+            let mut slow = FxHasher::default();
+            for chunk in bytes[..len].chunks(8) {
+                let mut buf = [0u8; 8];
+                buf[..chunk.len()].copy_from_slice(chunk);
+                slow.write_u64(u64::from_le_bytes(buf));
+            }
+            assert_eq!(fast.finish(), slow.finish(), "length {len}");
+        }
     }
 
     #[test]
