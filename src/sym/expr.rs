@@ -721,6 +721,60 @@ impl Expr {
 
     /// If `other` is a single monomial `c*m` and every term of `self` is divisible by it
     /// (coefficient and monomial), returns the exact quotient.
+    /// The largest monomial `m` (coefficient 1) dividing every term whose symbols all
+    /// satisfy `keep`, and `self / m`; `None` when `self` is not a polynomial in symbols
+    /// with `i64` coefficients, has no terms, or no such symbol divides every term. Works on
+    /// the terms directly: `m` is the first term's kept factors at their smallest exponent
+    /// (already in canonical atom order), each quotient term one exponent subtraction.
+    pub(crate) fn split_common_monomial(
+        &self,
+        keep: &dyn Fn(&Symbol) -> bool,
+    ) -> Option<(Expr, Expr)> {
+        let terms = self.terms();
+        if terms
+            .iter()
+            .any(|t| t.coef.as_i64().is_none() || t.mono.iter().any(|(a, _)| matches!(a, Atom::Func(_))))
+        {
+            return None;
+        }
+        let (first, rest) = terms.split_first()?;
+        let mut common: Mono = first
+            .mono
+            .iter()
+            .filter(|(a, _)| matches!(a, Atom::Sym(s) if keep(s)))
+            .cloned()
+            .collect();
+        for t in rest {
+            common.retain(|(a, e)| match t.mono.iter().find(|(b, _)| b == a) {
+                Some((_, f)) => {
+                    *e = (*e).min(*f);
+                    true
+                }
+                None => false,
+            });
+            if common.is_empty() {
+                return None;
+            }
+        }
+        if common.is_empty() {
+            return None;
+        }
+        let quotient = terms
+            .iter()
+            .map(|t| {
+                Some(Term {
+                    mono: mono_div(&t.mono, &common)?,
+                    coef: t.coef.clone(),
+                })
+            })
+            .collect::<Option<Vec<Term>>>()?;
+        let m = Expr::from_sorted_terms(vec![Term {
+            mono: common,
+            coef: Coeff::ONE,
+        }]);
+        Some((m, Expr::from_terms(quotient)))
+    }
+
     pub(crate) fn div_by_monomial(&self, other: &Expr) -> Option<Expr> {
         let [d] = other.terms() else { return None };
         let mut out = Vec::with_capacity(self.terms().len());
@@ -1034,6 +1088,58 @@ mod tests {
 
     fn s(n: &str) -> Expr {
         Expr::symbol(n)
+    }
+
+    #[test]
+    fn common_monomial_split_matches_its_definition() {
+        // Against the definition: `m` the product of the kept symbols at their smallest
+        // exponent over all terms (built by multiplication), the quotient by division.
+        let syms = ["a", "b", "c", "d"];
+        let mut rng = crate::testing::Lcg::new(7);
+        let mut split = 0;
+        for _ in 0..3000 {
+            let mut e = Expr::constant(0);
+            for _ in 0..1 + rng.below(3) {
+                let mut t = Expr::constant(rng.below(7) as i64 - 3);
+                for s in syms {
+                    t = t.mul(&Expr::symbol(s).pow(rng.below(3) as u32));
+                }
+                e = e.add(&t);
+            }
+            let keep = |s: &Symbol| s.as_str() != "d";
+            let naive = (|| {
+                let terms = e.polynomial_terms()?;
+                let (first, rest) = terms.split_first()?;
+                let common: Vec<(Symbol, u32)> = first
+                    .1
+                    .iter()
+                    .filter(|(s, _)| keep(s))
+                    .map(|(s, k)| {
+                        let min = rest.iter().fold(*k, |m, (_, fs)| {
+                            fs.iter().find(|(t, _)| t == s).map_or(0, |(_, f)| m.min(*f))
+                        });
+                        (s.clone(), min)
+                    })
+                    .filter(|(_, k)| *k > 0)
+                    .collect();
+                if common.is_empty() {
+                    return None;
+                }
+                let m = common
+                    .iter()
+                    .fold(Expr::constant(1), |acc, (s, k)| acc.mul(&Expr::from_symbol(s).pow(*k)));
+                let q = e.div_by_monomial(&m)?;
+                Some((m, q))
+            })();
+            let fast = e.split_common_monomial(&keep);
+            assert_eq!(fast, naive, "{e}");
+            if let Some((m, q)) = fast {
+                assert_eq!(m.mul(&q), e);
+                assert_eq!(m.hash_u64(), naive.as_ref().unwrap().0.hash_u64());
+                split += 1;
+            }
+        }
+        assert!(split > 300, "only {split} expressions had a common factor");
     }
 
     #[test]

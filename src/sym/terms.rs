@@ -255,31 +255,7 @@ impl Expr {
         &self,
         positive: &dyn Fn(&Symbol) -> bool,
     ) -> Option<(Expr, Expr)> {
-        let terms = self.polynomial_terms()?;
-        let (first, rest) = terms.split_first()?;
-        let mut common: Vec<(Symbol, u32)> = first
-            .1
-            .iter()
-            .filter(|(s, _)| positive(s))
-            .cloned()
-            .collect();
-        for (_, fs) in rest {
-            common.retain_mut(|(s, e)| match fs.iter().find(|(t, _)| t == s) {
-                Some((_, f)) => {
-                    *e = (*e).min(*f);
-                    true
-                }
-                None => false,
-            });
-        }
-        if common.is_empty() {
-            return None;
-        }
-        let m = common.iter().fold(Expr::constant(1), |acc, (s, e)| {
-            acc.mul(&Expr::from_symbol(s).pow(*e))
-        });
-        let q = self.div_by_monomial(&m)?;
-        Some((m, q))
+        self.split_common_monomial(positive)
     }
 }
 
