@@ -649,18 +649,25 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
         meet_within(&mut parts, meet);
         g.cond = BoolExpr::and_all(parts);
     }
+    // `meet` combines only comparisons over the same symbols (one symbol, or a difference
+    // whose terms cancel), so each guard's symbols are collected once and pairs over other
+    // symbols are skipped without calling it: same merges, no per-pair symbol collection.
+    let mut syms: Vec<Vec<Symbol>> = guards.iter().map(|g| g.cond.symbols()).collect();
+    let subset = |a: &[Symbol], b: &[Symbol]| a.iter().all(|s| b.binary_search(s).is_ok());
     let mut j = 0;
     while j < guards.len() {
         let single = guards[j].cond.as_cmp().is_some();
         let target = single
             .then(|| {
-                (0..guards.len()).filter(|&i| i != j).find_map(|i| {
-                    let parts = guards[i].cond.conjuncts()?;
-                    parts
-                        .iter()
-                        .enumerate()
-                        .find_map(|(a, x)| meet(x, &guards[j].cond).map(|z| (i, a, z)))
-                })
+                (0..guards.len())
+                    .filter(|&i| i != j && subset(&syms[j], &syms[i]))
+                    .find_map(|i| {
+                        let parts = guards[i].cond.conjuncts()?;
+                        parts
+                            .iter()
+                            .enumerate()
+                            .find_map(|(a, x)| meet(x, &guards[j].cond).map(|z| (i, a, z)))
+                    })
             })
             .flatten();
         match target {
@@ -672,7 +679,9 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
                     .unwrap_or_default();
                 parts[a] = z;
                 guards[i].cond = BoolExpr::and_all(parts);
+                syms[i] = guards[i].cond.symbols();
                 guards.remove(j);
+                syms.remove(j);
             }
             None => j += 1,
         }
@@ -680,12 +689,15 @@ pub(crate) fn merge_symbol_bounds(guards: &mut Vec<Guard>) {
     let mut i = 0;
     while i < guards.len() {
         let hit = (i + 1..guards.len())
+            .filter(|&j| syms[j] == syms[i])
             .find_map(|j| meet(&guards[i].cond, &guards[j].cond).map(|z| (j, z)));
         match hit {
             Some((j, z)) => {
                 let reason = guards[j].reason.clone();
                 guards[i] = Guard { cond: z, reason };
+                syms[i] = guards[i].cond.symbols();
                 guards.remove(j);
+                syms.remove(j);
             }
             None => i += 1,
         }
