@@ -293,17 +293,25 @@ pub(crate) fn simplify_guards(
     }
     // Each guard simplified where the ranges and the other guards hold (the conjunction
     // is unchanged: `F && G` is `F && G'` when `G` and `G'` agree wherever `F` holds).
+    //
+    // Every decision below about guard `i` takes as facts only the guards of its symbol
+    // component (`comp`): the guards hold together at the trace point, so they are
+    // consistent, and facts over symbols that share nothing with `i`'s, even through other
+    // guards, decide nothing about it. The components are those of the guards at this
+    // point; guards only lose symbols from here on, so they stay a (coarser) partition.
+    let mut comp = symbol_components(&out);
     let mut i = n_range;
     while i < out.len() {
         let mut f = Facts::new(&ranges);
         for (k, g) in out.iter().enumerate() {
-            if k != i {
+            if k != i && comp[k] == comp[i] {
                 f.assume(&g.cond);
             }
         }
         let c = simplify_under(&out[i].cond, &f);
         if c.as_const() == Some(true) {
             out.remove(i);
+            comp.remove(i);
         } else {
             out[i].cond = c;
             i += 1;
@@ -320,7 +328,7 @@ pub(crate) fn simplify_guards(
                 let others: Vec<&BoolExpr> = out[n_range..]
                     .iter()
                     .enumerate()
-                    .filter(|(k, _)| *k + n_range != i)
+                    .filter(|(k, _)| *k + n_range != i && comp[*k + n_range] == comp[i])
                     .map(|(_, g)| &g.cond)
                     .chain(
                         keep.iter()
@@ -345,7 +353,7 @@ pub(crate) fn simplify_guards(
             let others: Vec<&BoolExpr> = out[n_range..]
                 .iter()
                 .enumerate()
-                .filter(|(k, _)| *k + n_range != i)
+                .filter(|(k, _)| *k + n_range != i && comp[*k + n_range] == comp[i])
                 .map(|(_, g)| &g.cond)
                 .collect();
             out[i].cond = tidy_or(&out[i].cond, &ranges, &others);
@@ -353,13 +361,14 @@ pub(crate) fn simplify_guards(
         let others: Vec<&BoolExpr> = out[n_range..]
             .iter()
             .enumerate()
-            .filter(|(k, _)| *k + n_range != i)
+            .filter(|(k, _)| *k + n_range != i && comp[*k + n_range] == comp[i])
             .map(|(_, g)| &g.cond)
             .collect();
         if !refuted_near(symbols, at, mins, &others, &out[i].cond)
             && implied(&ranges, others.into_iter(), &out[i].cond)
         {
             out.remove(i);
+            comp.remove(i);
         } else {
             i += 1;
         }
@@ -375,13 +384,14 @@ pub(crate) fn simplify_guards(
         let others: Vec<&BoolExpr> = out
             .iter()
             .enumerate()
-            .filter(|(k, _)| *k != i)
+            .filter(|(k, _)| *k != i && comp[*k] == comp[i])
             .map(|(_, g)| &g.cond)
             .collect();
         if !refuted_near(symbols, at, &zeros, &others, &out[i].cond)
             && decide_under(&relaxed, &others, &out[i].cond) == Some(true)
         {
             out.remove(i);
+            comp.remove(i);
             n_range -= 1;
         } else {
             i += 1;
@@ -390,6 +400,34 @@ pub(crate) fn simplify_guards(
     // 4. Two comparisons of one symbol as one (`h >= 1`, `h != 1` is `h >= 2`).
     merge_symbol_bounds(&mut out);
     out
+}
+
+/// For each guard, the least index of the guards it is connected to by shared symbols
+/// (directly or through other guards): equal numbers, same component.
+fn symbol_components(guards: &[Guard]) -> Vec<usize> {
+    let mut parent: Vec<usize> = (0..guards.len()).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let mut owner: HashMap<Symbol, usize> = HashMap::new();
+    for (i, g) in guards.iter().enumerate() {
+        for s in g.cond.symbols() {
+            match owner.get(&s) {
+                Some(&j) => {
+                    let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                    parent[a.max(b)] = a.min(b);
+                }
+                None => {
+                    owner.insert(s, i);
+                }
+            }
+        }
+    }
+    (0..guards.len()).map(|i| root(&mut parent, i)).collect()
 }
 
 /// A binding of the domain (each symbol at least its bound in `lo`) where every fact holds
