@@ -402,32 +402,11 @@ pub(crate) fn simplify_guards(
     out
 }
 
-/// For each guard, the least index of the guards it is connected to by shared symbols
-/// (directly or through other guards): equal numbers, same component.
+/// For each guard, the least index of the guards it shares symbols with, directly or
+/// through other guards (`sym::symbol_components`).
 fn symbol_components(guards: &[Guard]) -> Vec<usize> {
-    let mut parent: Vec<usize> = (0..guards.len()).collect();
-    fn root(parent: &mut [usize], mut x: usize) -> usize {
-        while parent[x] != x {
-            parent[x] = parent[parent[x]];
-            x = parent[x];
-        }
-        x
-    }
-    let mut owner: HashMap<Symbol, usize> = HashMap::new();
-    for (i, g) in guards.iter().enumerate() {
-        for s in g.cond.symbols() {
-            match owner.get(&s) {
-                Some(&j) => {
-                    let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-                    parent[a.max(b)] = a.min(b);
-                }
-                None => {
-                    owner.insert(s, i);
-                }
-            }
-        }
-    }
-    (0..guards.len()).map(|i| root(&mut parent, i)).collect()
+    let symbols: Vec<Vec<Symbol>> = guards.iter().map(|g| g.cond.symbols()).collect();
+    crate::sym::symbol_components(&symbols)
 }
 
 /// A binding of the domain (each symbol at least its bound in `lo`) where every fact holds

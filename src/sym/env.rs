@@ -499,6 +499,10 @@ impl EnvState {
         }
         let mut keep = vec![true; n];
         let mut prefix = self.base_knowledge();
+        // Guard `i` is decided under the later guards of its symbol component only (guards
+        // sharing symbols with it, transitively): the guards hold together at the hints, so
+        // they are consistent, and guards over unrelated symbols decide nothing about it.
+        let comp = components(&self.guard_syms);
         for i in 0..n {
             let shares = (0..n).any(|j| {
                 j != i
@@ -508,8 +512,10 @@ impl EnvState {
             });
             if shares {
                 let mut k = prefix.clone();
-                for g in &self.guards[i + 1..] {
-                    k.assume(&g.cond);
+                for (j, g) in self.guards.iter().enumerate().skip(i + 1) {
+                    if comp[j] == comp[i] {
+                        k.assume(&g.cond);
+                    }
                 }
                 if k.decide(&self.guards[i].cond) == Some(true) {
                     keep[i] = false;
@@ -526,6 +532,34 @@ impl EnvState {
         let mut it = keep.iter();
         self.guard_syms.retain(|_| *it.next().unwrap_or(&true));
     }
+}
+
+/// For each item, the least index of the items it is connected to by shared symbols
+/// (directly or through other items): equal numbers, same component.
+pub(crate) fn components(symbols: &[Vec<Symbol>]) -> Vec<usize> {
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let mut parent: Vec<usize> = (0..symbols.len()).collect();
+    let mut owner: FxMap<&Symbol, usize> = FxMap::default();
+    for (i, syms) in symbols.iter().enumerate() {
+        for s in syms {
+            match owner.get(s) {
+                Some(&j) => {
+                    let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                    parent[a.max(b)] = a.min(b);
+                }
+                None => {
+                    owner.insert(s, i);
+                }
+            }
+        }
+    }
+    (0..symbols.len()).map(|i| root(&mut parent, i)).collect()
 }
 
 // Make sure handles can cross threads.
