@@ -112,7 +112,7 @@
 //!   differ at the new trace's point rules a host out before any proof
 //!   (`plan_agrees`): the same 245 specializations, 2.68 → 2.25 s.
 //! * **Covers that merge many classes into few plans run as parallel parts.** Past 128
-//!   traces, when they are at least 8 per specialization, the cover starts again as four
+//!   traces, when they are at least 6 per specialization, the cover starts again as four
 //!   covers of parts of the domain (cut by two `s == 1` literals), in parallel, reusing the
 //!   traces made (see [`SPLIT_AFTER_TRACES`]; `--no-parts` keeps one run). A part's merges
 //!   are over its own classes only, and two cores trace at once. Measured on 27 Nov (2
@@ -471,8 +471,16 @@ pub const SPLIT_AFTER_TRACES: usize = 128;
 /// parts would only repeat the general plans: split there, `cover_free_strides_3d` took
 /// 0.95 s instead of 0.80, and the 100-specialization artifact cut from the split cover
 /// loaded in 42 ms instead of 29 (fewer of its specializations verified from the recorded
-/// guards alone). With this rule neither splits (same artifacts as one run).
-pub const SPLIT_TRACES_PER_ENTRY: usize = 8;
+/// guards alone). With this rule neither splits (same artifacts as one run). 6 rather than
+/// 8 (28 Nov, 2 threads, five runs each, same minutes): `[a, ..., g] + [h, i, j, 1, 1, 1,
+/// g]` then splits after 128 traces instead of 232 (the first run is one thread's work,
+/// the other core idle): 1.11-1.20 s → 0.84-0.88 s (135 specializations either way), with
+/// `--widen-size-1` 0.98-1.01 s → 0.85-0.96 s (36). Nine other 7- to 10-symbol specs
+/// (free strides and `artifact_load_100`'s among them) give byte-identical artifacts in
+/// both modes, except free strides widened (split now: 40 specializations either way,
+/// 1.03-1.14 s → 0.97-1.05 s). 4 split `artifact_load_100`'s spec widened too (98
+/// specializations instead of 83), so 6 it is.
+pub const SPLIT_TRACES_PER_ENTRY: usize = 6;
 
 /// Literals `s == 1` of size symbols that cut the traces made so far most evenly between
 /// `s == 1` and `s != 1` (the classes of a broadcast differ by which sizes are 1): the

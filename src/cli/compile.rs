@@ -31,7 +31,7 @@ pub struct Args {
     pub max_specializations: u32,
     /// With --cover of a single-op spec, never re-run the cover as parallel parts of its
     /// domain: the fewest specializations, slower where many traced classes merge into few
-    /// plans (by default such a cover, past 128 traces and 8 per specialization, runs as
+    /// plans (by default such a cover, past 128 traces and 6 per specialization, runs as
     /// four parts). Program covers always run as one.
     #[arg(long, requires = "cover")]
     pub no_parts: bool,
