@@ -124,6 +124,25 @@
 //!   bounded by it (`cube::Cube::is_empty`; `+ [j]` 0.93 s split, 0.58 s in one run);
 //!   skipping that lookup gave identical artifacts everywhere. Free strides and
 //!   independent sizes, where most traces are specializations of their own, never split.
+//! * **Traces are cheaper (27 Nov, evening).** Tracing is about half of a large cover (the bias:
+//!   1,024 traces, each 0.5-0.6 ms). Four changes, each giving byte-identical artifacts on
+//!   eleven 7- to 10-symbol specs in both modes: the structural hasher assembled each
+//!   symbol name through a `memcpy`'d buffer and stalled on store forwarding (a third of
+//!   `Expr::from_sorted_terms`); cancelling a positive monomial rebuilt the common factor
+//!   by repeated multiplication (`Expr::split_common_monomial` now divides the terms
+//!   directly); `guards::merge_symbol_bounds` collected both guards' symbols for every
+//!   pair it tried to meet; and the trace's simplification (`guards::simplify_guards`) and
+//!   the environment's pruning decided each guard under all the others, where only the
+//!   guards of its symbol component (sharing symbols, transitively) can matter, as the
+//!   guards hold together at the trace point. One trace (min of five runs of 600-2,000):
+//!   the bias 584 → 420 us, `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 224 → 164 us,
+//!   channels-last `[a, b, c, d] + [e, b, f, g]` 148 → 121 us. Covers (2 threads,
+//!   compile's own time, three runs each, with the split rule of [`SPLIT_TRACES_PER_ENTRY`];
+//!   "before" is `772a5af` in the same minutes): `[a, ..., h] + [i, j, g, h]` 0.62-0.64 →
+//!   0.58 s, the bias 0.80-0.88 → 0.67-0.75 s, `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 1.28
+//!   → 0.85-0.94 s, free strides 3d 0.76-0.77 → 0.67-0.72 s; `check` of one binding, load
+//!   included, 271-285 → 217-248 ms (`[a, ..., h] + [i, j, g, h]`) and 334-353 → 292-299
+//!   ms (`[a, ..., g] + [h, i, j, 1, 1, 1, g]`).
 //! * **Plans widened over sizes 1 (`CompileOptions::widen_size_1`, `--widen-size-1`; off by
 //!   default).** The build coalesces a dimension of size 1 away, so a class with `a == 1`
 //!   has another plan than its neighbour with `a >= 2`, though nothing a kernel does
@@ -161,7 +180,15 @@
 //!   1, 1, 1, g]`). Instantiation coalesces a plan again only where the verification
 //!   (compile's or loader's) needed it for some region (`retrace::Verification::coalesced`,
 //!   `Specialization::coalesces_on_instantiation`): coalescing every plan cost the cached
-//!   dispatch a third (0.09 → 0.12 us).
+//!   dispatch a third (0.09 → 0.12 us). After the cheaper traces (27 Nov, evening, three runs
+//!   each, default → widened): `[a, ..., h] + [i, j, g, h]` 0.58 s / 83 → 0.55-0.63 s /
+//!   43, `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 0.85-0.94 s / 135 → 0.89-0.96 s / 36, the
+//!   bias 0.67-0.75 s / 10 → 0.80-0.82 s / 6, channels-last 0.17 s / 94 → 0.19-0.22 s /
+//!   40, free strides 3d 0.67-0.72 s / 44 → 0.95-0.99 s / 40; `check` with the load 217 →
+//!   276 ms and 295 → 301 ms for the first two. So with the option every 10-symbol spec
+//!   measured here but independent sizes is covered in under 1 s with at most 64
+//!   specializations; it stays off by default because loads and the covers that merge
+//!   many classes into few plans are still slower with it.
 //!
 //! Independent sizes cannot have few specializations: at each dimension the two sizes
 //! are equal or one of them is 1, and each of the 3^k patterns has its own TensorIterator
@@ -472,7 +499,7 @@ pub const SPLIT_AFTER_TRACES: usize = 128;
 /// 0.95 s instead of 0.80, and the 100-specialization artifact cut from the split cover
 /// loaded in 42 ms instead of 29 (fewer of its specializations verified from the recorded
 /// guards alone). With this rule neither splits (same artifacts as one run). 6 rather than
-/// 8 (28 Nov, 2 threads, five runs each, same minutes): `[a, ..., g] + [h, i, j, 1, 1, 1,
+/// 8 (27 Nov, evening, 2 threads, five runs each, same minutes): `[a, ..., g] + [h, i, j, 1, 1, 1,
 /// g]` then splits after 128 traces instead of 232 (the first run is one thread's work,
 /// the other core idle): 1.11-1.20 s → 0.84-0.88 s (135 specializations either way), with
 /// `--widen-size-1` 0.98-1.01 s → 0.85-0.96 s (36). Nine other 7- to 10-symbol specs
