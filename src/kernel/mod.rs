@@ -215,7 +215,12 @@
 //!   (same minutes, best of 15): this kernel's shape (64 results into an L1 buffer, then
 //!   streamed out) against direct `vmovntdq` stores, `mul` 0.87-0.93x both ways (`add`
 //!   f64 3-5% slower buffered), and inputs 16 bytes off a line (as the bench's `Vec`s
-//!   are): no change.
+//!   are): no change. The evening of 27 Nov, the same prefetch in the crate itself
+//!   (`prefetcht0` of both inputs of each 512-byte burst of the contiguous binary loop,
+//!   512-4096 bytes ahead; two rounds, `--reps 11`): `mul_i64_16M` 0.70-0.87x and
+//!   `eq_f32_16M` 0.56-0.84x against 0.81-0.83x and 0.70-0.84x without, no trend over the
+//!   distance: within the noise, not kept. The README's table of that evening (quiet host)
+//!   reads 0.86x for both.
 //!   **The limit on this host** (a C probe, not in the repository: 2 pthreads, 16M int32
 //!   `a + b → c`, process CPU time, medians of 11-21 runs, variants interleaved per run,
 //!   05:05-05:40 UTC): the hand-written AVX2 loop with non-temporal stores runs at 1.00-1.16x
