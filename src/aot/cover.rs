@@ -129,7 +129,7 @@
 //!   eleven 7- to 10-symbol specs in both modes: the structural hasher assembled each
 //!   symbol name through a `memcpy`'d buffer and stalled on store forwarding (a third of
 //!   `Expr::from_sorted_terms`); cancelling a positive monomial rebuilt the common factor
-//!   by repeated multiplication (`Expr::split_common_monomial` now divides the terms
+//!   by repeated multiplication (`Expr::split_positive_monomial` now divides the terms
 //!   directly); `guards::merge_symbol_bounds` collected both guards' symbols for every
 //!   pair it tried to meet; and the trace's simplification (`guards::simplify_guards`) and
 //!   the environment's pruning decided each guard under all the others, where only the

@@ -303,10 +303,8 @@ pub(crate) fn simplify_guards(
     let mut i = n_range;
     while i < out.len() {
         let mut f = Facts::new(&ranges);
-        for (k, g) in out.iter().enumerate() {
-            if k != i && comp[k] == comp[i] {
-                f.assume(&g.cond);
-            }
+        for g in component_facts(&out, &comp, 0, i) {
+            f.assume(g);
         }
         let c = simplify_under(&out[i].cond, &f);
         if c.as_const() == Some(true) {
@@ -325,11 +323,7 @@ pub(crate) fn simplify_guards(
             let mut keep = parts;
             let mut j = 0;
             while j < keep.len() && keep.len() > 1 {
-                let others: Vec<&BoolExpr> = out[n_range..]
-                    .iter()
-                    .enumerate()
-                    .filter(|(k, _)| *k + n_range != i && comp[*k + n_range] == comp[i])
-                    .map(|(_, g)| &g.cond)
+                let others: Vec<&BoolExpr> = component_facts(&out, &comp, n_range, i)
                     .chain(
                         keep.iter()
                             .enumerate()
@@ -350,20 +344,10 @@ pub(crate) fn simplify_guards(
         if out[i].cond.disjuncts().is_some() {
             // Disjuncts the other guards contradict go (`b == 2 || b == 1` next to
             // `b != 1` is `b == 2`).
-            let others: Vec<&BoolExpr> = out[n_range..]
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| *k + n_range != i && comp[*k + n_range] == comp[i])
-                .map(|(_, g)| &g.cond)
-                .collect();
+            let others: Vec<&BoolExpr> = component_facts(&out, &comp, n_range, i).collect();
             out[i].cond = tidy_or(&out[i].cond, &ranges, &others);
         }
-        let others: Vec<&BoolExpr> = out[n_range..]
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| *k + n_range != i && comp[*k + n_range] == comp[i])
-            .map(|(_, g)| &g.cond)
-            .collect();
+        let others: Vec<&BoolExpr> = component_facts(&out, &comp, n_range, i).collect();
         if !refuted_near(symbols, at, mins, &others, &out[i].cond)
             && implied(&ranges, others.into_iter(), &out[i].cond)
         {
@@ -381,12 +365,7 @@ pub(crate) fn simplify_guards(
     let zeros = vec![0; symbols.len()];
     let mut i = 0;
     while i < n_range.min(out.len()) {
-        let others: Vec<&BoolExpr> = out
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| *k != i && comp[*k] == comp[i])
-            .map(|(_, g)| &g.cond)
-            .collect();
+        let others: Vec<&BoolExpr> = component_facts(&out, &comp, 0, i).collect();
         if !refuted_near(symbols, at, &zeros, &others, &out[i].cond)
             && decide_under(&relaxed, &others, &out[i].cond) == Some(true)
         {
@@ -407,6 +386,22 @@ pub(crate) fn simplify_guards(
 fn symbol_components(guards: &[Guard]) -> Vec<usize> {
     let symbols: Vec<Vec<Symbol>> = guards.iter().map(|g| g.cond.symbols()).collect();
     crate::sym::symbol_components(&symbols)
+}
+
+/// The conditions of `guards[from..]` but guard `i` that are in `i`'s component (`comp`,
+/// from [`symbol_components`]): the facts a decision about guard `i` takes.
+fn component_facts<'a>(
+    guards: &'a [Guard],
+    comp: &'a [usize],
+    from: usize,
+    i: usize,
+) -> impl Iterator<Item = &'a BoolExpr> + 'a {
+    guards
+        .iter()
+        .enumerate()
+        .skip(from)
+        .filter(move |(k, _)| *k != i && comp[*k] == comp[i])
+        .map(|(_, g)| &g.cond)
 }
 
 /// A binding of the domain (each symbol at least its bound in `lo`) where every fact holds

@@ -631,8 +631,8 @@ mod tests {
 
     /// A plan the build coalesced is a fixed point of coalescing again (instantiation
     /// coalesces a plan again where its verification needed it: on a specialization's own
-    /// bindings that must change nothing), and coalescing a plan whose dimensions were split by sizes 1 gives the
-    /// build's: inputs of sizes in 0..=2 (broadcasting, transposed, with sizes 1), their
+    /// bindings that must change nothing), and coalescing a plan whose dimensions were
+    /// split by sizes 1 gives the build's: inputs of sizes in 0..=2 (broadcasting, transposed, with sizes 1), their
     /// plan with a size-1 dimension (of any strides) inserted at every position.
     #[test]
     fn coalescing_a_built_plan_again_changes_nothing() {

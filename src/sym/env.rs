@@ -502,14 +502,11 @@ impl EnvState {
         // Guard `i` is decided under the later guards of its symbol component only (guards
         // sharing symbols with it, transitively): the guards hold together at the hints, so
         // they are consistent, and guards over unrelated symbols decide nothing about it.
-        let comp = components(&self.guard_syms);
+        // A guard alone in its component shares no symbol with any other: nothing else can
+        // imply it.
+        let comp = symbol_components(&self.guard_syms);
         for i in 0..n {
-            let shares = (0..n).any(|j| {
-                j != i
-                    && self.guard_syms[j]
-                        .iter()
-                        .any(|s| self.guard_syms[i].contains(s))
-            });
+            let shares = (0..n).any(|j| j != i && comp[j] == comp[i]);
             if shares {
                 let mut k = prefix.clone();
                 for (j, g) in self.guards.iter().enumerate().skip(i + 1) {
@@ -536,7 +533,7 @@ impl EnvState {
 
 /// For each item, the least index of the items it is connected to by shared symbols
 /// (directly or through other items): equal numbers, same component.
-pub(crate) fn components(symbols: &[Vec<Symbol>]) -> Vec<usize> {
+pub(crate) fn symbol_components(symbols: &[Vec<Symbol>]) -> Vec<usize> {
     fn root(parent: &mut [usize], mut x: usize) -> usize {
         while parent[x] != x {
             parent[x] = parent[parent[x]];

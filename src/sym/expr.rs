@@ -719,16 +719,16 @@ impl Expr {
         (Expr::from_sorted_terms(q), Expr::from_sorted_terms(r))
     }
 
-    /// If `other` is a single monomial `c*m` and every term of `self` is divisible by it
-    /// (coefficient and monomial), returns the exact quotient.
-    /// The largest monomial `m` (coefficient 1) dividing every term whose symbols all
-    /// satisfy `keep`, and `self / m`; `None` when `self` is not a polynomial in symbols
-    /// with `i64` coefficients, has no terms, or no such symbol divides every term. Works on
-    /// the terms directly: `m` is the first term's kept factors at their smallest exponent
-    /// (already in canonical atom order), each quotient term one exponent subtraction.
-    pub(crate) fn split_common_monomial(
+    /// Splits off the largest monomial `m` (product of symbols, coefficient 1) that divides
+    /// every term and whose symbols all satisfy `positive`: returns `(m, self / m)`, or
+    /// `None` when there is no such factor (or `self` is not a polynomial in symbols with
+    /// `i64` coefficients). With every symbol of `m` positive, `p <= 0`, `p == 0` and
+    /// `p != 0` are equivalent to the same relation on `p / m`. Works on the terms
+    /// directly: `m` is the first term's kept factors at their smallest exponent (already
+    /// in canonical atom order), each quotient term one exponent subtraction.
+    pub fn split_positive_monomial(
         &self,
-        keep: &dyn Fn(&Symbol) -> bool,
+        positive: &dyn Fn(&Symbol) -> bool,
     ) -> Option<(Expr, Expr)> {
         let terms = self.terms();
         if terms
@@ -741,7 +741,7 @@ impl Expr {
         let mut common: Mono = first
             .mono
             .iter()
-            .filter(|(a, _)| matches!(a, Atom::Sym(s) if keep(s)))
+            .filter(|(a, _)| matches!(a, Atom::Sym(s) if positive(s)))
             .cloned()
             .collect();
         for t in rest {
@@ -775,6 +775,8 @@ impl Expr {
         Some((m, Expr::from_terms(quotient)))
     }
 
+    /// If `other` is a single monomial `c*m` and every term of `self` is divisible by it
+    /// (coefficient and monomial), returns the exact quotient.
     pub(crate) fn div_by_monomial(&self, other: &Expr) -> Option<Expr> {
         let [d] = other.terms() else { return None };
         let mut out = Vec::with_capacity(self.terms().len());
@@ -1131,7 +1133,7 @@ mod tests {
                 let q = e.div_by_monomial(&m)?;
                 Some((m, q))
             })();
-            let fast = e.split_common_monomial(&keep);
+            let fast = e.split_positive_monomial(&keep);
             assert_eq!(fast, naive, "{e}");
             if let Some((m, q)) = fast {
                 assert_eq!(m.mul(&q), e);

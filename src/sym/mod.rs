@@ -85,7 +85,7 @@ mod terms;
 pub use boolexpr::{BoolExpr, Rel};
 pub use compiled::CompiledGuards;
 pub use env::{ShapeEnv, ShapeEnvConfig, SymbolSpec};
-pub(crate) use env::components as symbol_components;
+pub(crate) use env::symbol_components;
 pub use eval::Bindings;
 pub use expr::{Expr, Symbol};
 pub use guards::{Guard, GuardCheck, GuardSet};

@@ -246,19 +246,6 @@ impl BoolExpr {
     }
 }
 
-impl Expr {
-    /// Splits off the largest monomial `m` (product of symbols, coefficient 1) that divides
-    /// every term and whose symbols all satisfy `positive`: returns `(m, self / m)`, or
-    /// `None` when there is no such factor. With every symbol of `m` positive, `p <= 0`,
-    /// `p == 0` and `p != 0` are equivalent to the same relation on `p / m`.
-    pub fn split_positive_monomial(
-        &self,
-        positive: &dyn Fn(&Symbol) -> bool,
-    ) -> Option<(Expr, Expr)> {
-        self.split_common_monomial(positive)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
