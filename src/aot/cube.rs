@@ -25,11 +25,6 @@ use smallvec::{smallvec, SmallVec};
 pub(crate) struct IntSet(SmallVec<[(i64, i64); 2]>);
 
 impl IntSet {
-    /// Every integer.
-    pub(crate) fn all() -> IntSet {
-        IntSet(smallvec![(i64::MIN, i64::MAX)])
-    }
-
     /// The integers `>= lo`.
     pub(crate) fn at_least(lo: i64) -> IntSet {
         IntSet(smallvec![(lo, i64::MAX)])
@@ -108,11 +103,6 @@ impl IntSet {
             }
         }
         out
-    }
-
-    /// Whether the set has no integer `>= min`.
-    fn empty_from(&self, min: i64) -> bool {
-        self.0.last().is_none_or(|&(_, hi)| hi < min)
     }
 
     /// The integers `v` with `coef * v + c REL 0`, for `coef` ±1; `None` when that is not
@@ -483,88 +473,64 @@ impl IntSet {
     }
 }
 
-/// A conjunction of single-symbol literals: a set per symbol (symbols it does not mention
-/// range over their domain), sorted by symbol.
+/// A conjunction of single-symbol literals over a cover's symbols by number (the sets of
+/// [`ILit::Single`]s): one set per symbol, each within the domain it was built for.
+///
+/// # Why dense and numbered
+///
+/// The merge builds one premise per literal of every term and asks it of every other term.
+/// Keyed by symbol name and kept sorted, the premises' insertions and name comparisons
+/// were half of the merge of a cover widening one plan hundreds of times (27 Nov, the bias
+/// `[a, ..., j] + [a, 1, ..., 1]` with `--widen-size-1`: `Cube::of` 12% of the cover).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Cube {
-    sets: Vec<(Symbol, IntSet)>,
-    /// Every set already lies within the domain it was built for ([`Cube::of`]).
-    bounded: bool,
+    sets: SmallVec<[IntSet; 16]>,
 }
 
 impl Cube {
-    /// No constraint.
-    pub(crate) fn everything() -> Cube {
+    /// The domain itself: symbol `i` at least `domain[i]`.
+    pub(crate) fn domain(domain: &[i64]) -> Cube {
         Cube {
-            sets: Vec::new(),
-            bounded: false,
+            sets: domain.iter().map(|&m| IntSet::at_least(m)).collect(),
         }
     }
 
-    /// The conjunction of single-symbol literals, literal `negate` (if any) negated, within
-    /// the domain `mins` (each listed symbol `>=` its minimum).
-    pub(crate) fn of(
-        lits: &[(Symbol, IntSet)],
-        negate: Option<usize>,
-        mins: &[(Symbol, i64)],
-    ) -> Cube {
-        let mut c = Cube::everything();
+    /// `self` and the literals `lits` (symbol number, set), literal `negate` (if any)
+    /// negated.
+    pub(crate) fn and(&self, lits: &[(usize, IntSet)], negate: Option<usize>) -> Cube {
+        let mut c = self.clone();
         for (m, (s, set)) in lits.iter().enumerate() {
-            if negate == Some(m) {
-                c.and(s, &set.complement());
+            c.sets[*s] = if negate == Some(m) {
+                c.sets[*s].intersect(&set.complement())
             } else {
-                c.and(s, set);
-            }
+                c.sets[*s].intersect(set)
+            };
         }
-        for (s, set) in &mut c.sets {
-            let min = minimum(s, mins);
-            if min > i64::MIN {
-                *set = set.intersect(&IntSet(smallvec![(min, i64::MAX)]));
-            }
-        }
-        c.bounded = true;
         c
     }
 
-    /// Adds the constraint `s ∈ set`.
-    pub(crate) fn and(&mut self, s: &Symbol, set: &IntSet) {
-        match self.sets.binary_search_by(|(t, _)| t.cmp(s)) {
-            Ok(i) => self.sets[i].1 = self.sets[i].1.intersect(set),
-            Err(i) => {
-                self.sets.insert(i, (s.clone(), set.clone()));
-                self.bounded = false;
-            }
-        }
+    /// Whether no binding satisfies the conjunction.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sets.iter().any(|set| set.0.is_empty())
     }
 
-    /// Whether no binding of the domain `mins` (each symbol `>=` its minimum; symbols not
-    /// listed are unbounded) satisfies the conjunction.
-    pub(crate) fn is_empty(&self, mins: &[(Symbol, i64)]) -> bool {
-        if self.bounded {
-            // Within the domain already: no bound to look up (the merge asks this of every
-            // premise and candidate pair; the lookups were a quarter of a split cover).
-            return self.sets.iter().any(|(_, set)| set.0.is_empty());
-        }
-        self.sets
-            .iter()
-            .any(|(s, set)| set.empty_from(minimum(s, mins)))
+    /// Whether every binding of `self` satisfies every literal of `lits`.
+    pub(crate) fn implies(&self, lits: &[(usize, IntSet)]) -> bool {
+        self.is_empty()
+            || lits
+                .iter()
+                .all(|(s, want)| self.sets[*s].subset_of_from(i64::MIN, want))
     }
+}
 
-    /// Whether every binding of the domain `mins` that satisfies `self` satisfies `other`.
-    pub(crate) fn implies(&self, other: &Cube, mins: &[(Symbol, i64)]) -> bool {
-        if self.is_empty(mins) {
-            return true;
-        }
-        let all = IntSet::all();
-        other.sets.iter().all(|(s, want)| {
-            match self.sets.binary_search_by(|(t, _)| t.cmp(s)) {
-                // Within the domain already: no bound to look up.
-                Ok(i) if self.bounded => self.sets[i].1.subset_of_from(i64::MIN, want),
-                Ok(i) => self.sets[i].1.subset_of_from(minimum(s, mins), want),
-                Err(_) => all.subset_of_from(minimum(s, mins), want),
-            }
+/// The single-symbol literals of `lits` (symbol number, set), when every one is one.
+pub(crate) fn singles(lits: &[ILit]) -> Option<Vec<(usize, IntSet)>> {
+    lits.iter()
+        .map(|l| match l {
+            ILit::Single(s, set) => Some((*s, set.clone())),
+            _ => None,
         })
-    }
+        .collect()
 }
 
 /// The smallest value the domain allows a symbol.
@@ -707,13 +673,10 @@ mod tests {
         let mins: Vec<(Symbol, i64)> = ["a", "b", "c"].map(|n| (Symbol::new(n), 0)).to_vec();
         let mut rng = crate::testing::Lcg::new(5);
         let mut next = |n: usize| rng.index(n);
-        let cube = |ls: &[BoolExpr]| {
-            let mut c = Cube::everything();
-            for l in ls {
-                let (s, set) = single_symbol(l).unwrap();
-                c.and(&s, &set);
-            }
-            c
+        let names: Vec<Symbol> = mins.iter().map(|(s, _)| s.clone()).collect();
+        let singles_of = |ls: &[BoolExpr]| {
+            let lits: Vec<ILit> = ls.iter().map(|l| ILit::of(l, &names).unwrap()).collect();
+            singles(&lits).unwrap()
         };
         let mut decided = 0;
         for _ in 0..3000 {
@@ -723,7 +686,9 @@ mod tests {
             let proof = ys
                 .iter()
                 .all(|y| decide_under(&mins, &facts, y) == Some(true));
-            let by_cube = cube(&xs).implies(&cube(&ys), &mins);
+            let by_cube = Cube::domain(&[0; 3])
+                .and(&singles_of(&xs), None)
+                .implies(&singles_of(&ys));
             // The procedure proves only true implications; on boxes the cube is exact, so it
             // proves at least those.
             if proof {

@@ -1403,19 +1403,22 @@ fn merge_terms(
         // Boxes (every literal one symbol against a constant, as in most classes of a
         // broadcast) are decided exactly by interval arithmetic (see `cube.rs`); otherwise
         // sample points rule most candidates out and the facts decide the rest.
-        let common_singles = refuter.singles_of(common);
-        let mut singles: Vec<Option<Vec<(Symbol, IntSet)>>> =
-            terms.iter().map(|t| refuter.singles_of(t)).collect();
-        let boxes = common_singles.is_some() && singles.iter().all(Option::is_some);
-        let cube_of = |i: usize, singles: &[Option<Vec<(Symbol, IntSet)>>]| {
-            singles[i].as_deref().map(|v| Cube::of(v, None, mins))
-        };
-        let mut cubes: Vec<Option<Cube>> = (0..terms.len()).map(|i| cube_of(i, &singles)).collect();
         let common_held = refuter.holds_all(mins, common);
         let common_lits = refuter.lits_of(mins, common);
         let mut lits: Vec<Option<Vec<ILit>>> =
             terms.iter().map(|t| refuter.lits_of(mins, t)).collect();
         let domain: Vec<i64> = mins.iter().map(|(_, m)| *m).collect();
+        let common_singles = common_lits.as_deref().and_then(cube::singles);
+        let mut singles: Vec<Option<Vec<(usize, IntSet)>>> = lits
+            .iter()
+            .map(|l| l.as_deref().and_then(cube::singles))
+            .collect();
+        let boxes = common_singles.is_some() && singles.iter().all(Option::is_some);
+        // The domain and the common literals, which every premise starts from.
+        let base = common_singles
+            .as_ref()
+            .filter(|_| boxes)
+            .map(|cs| Cube::domain(&domain).and(cs, None));
         let names: Vec<Symbol> = mins.iter().map(|(s, _)| s.clone()).collect();
         let mut truths: Vec<Vec<(Bits, Bits)>> = if boxes {
             Vec::new()
@@ -1428,14 +1431,13 @@ fn merge_terms(
         for i in 0..terms.len() {
             let mut k = 0;
             while k < terms[i].len() {
-                let implies_other = match (&common_singles, &singles[i]) {
-                    (Some(cs), Some(ts)) if boxes => {
-                        let lits: Vec<(Symbol, IntSet)> = cs.iter().chain(ts).cloned().collect();
-                        let premise = Cube::of(&lits, Some(cs.len() + k), mins);
+                let implies_other = match (&base, &singles[i]) {
+                    (Some(base), Some(ts)) => {
+                        let premise = base.and(ts, Some(k));
                         (0..terms.len()).any(|j| {
                             j != i
                                 && (dirty[i] || dirty[j])
-                                && cubes[j].as_ref().is_some_and(|c| premise.implies(c, mins))
+                                && singles[j].as_ref().is_some_and(|c| premise.implies(c))
                         })
                     }
                     _ => {
@@ -1508,7 +1510,6 @@ fn merge_terms(
                     if let Some(l) = lits[i].as_mut() {
                         l.remove(k);
                     }
-                    cubes[i] = cube_of(i, &singles);
                     dirty[i] = true;
                     changed = true;
                 } else {
@@ -1637,8 +1638,6 @@ struct Refuter {
     /// hundreds of times asks the same premises of its unchanged terms at every widening;
     /// assuming them again was half of the merging (`[a, ..., j] + [a, 1, ..., 1]`).
     premises: HashMap<Vec<BoolExpr>, Facts>,
-    /// Each literal as a single-symbol set, when it is one ([`cube::single_symbol`]).
-    singles: HashMap<BoolExpr, Option<(Symbol, IntSet)>>,
     /// Each literal as an [`ILit`] over the cover's symbols, when it is one.
     lits: HashMap<BoolExpr, Option<ILit>>,
 }
@@ -1682,7 +1681,6 @@ impl Refuter {
             points,
             cache: HashMap::new(),
             premises: HashMap::new(),
-            singles: HashMap::new(),
             lits: HashMap::new(),
         }
     }
@@ -1695,22 +1693,8 @@ impl Refuter {
             points: Vec::new(),
             cache: HashMap::new(),
             premises: HashMap::new(),
-            singles: HashMap::new(),
             lits: HashMap::new(),
         }
-    }
-
-    /// Each literal as its symbol and set, or `None` when one is not a single-symbol
-    /// comparison ([`cube::single_symbol`]).
-    fn singles_of(&mut self, lits: &[BoolExpr]) -> Option<Vec<(Symbol, IntSet)>> {
-        lits.iter()
-            .map(|l| {
-                self.singles
-                    .entry(l.clone())
-                    .or_insert_with(|| cube::single_symbol(l))
-                    .clone()
-            })
-            .collect()
     }
 
     /// `lits` as [`ILit`]s over the symbols of `mins`, when every one is. (Cached by
