@@ -969,8 +969,8 @@ fn independent_sizes_need_one_plan_per_broadcast_pattern() {
 
 /// Classes that differ only by sizes 1 share a plan: a specialization instantiated where
 /// some of its iteration dimensions have size 1 and coalesced again is the fresh build's
-/// plan, and with `widen_size_1` the cover widens it there when it proves so
-/// (`cover::plan_agrees`). A channels-last input plus a contiguous one whose sizes are
+/// plan, and with `widen_size_1` (the default) the cover widens it there when it proves
+/// so (`cover::plan_agrees`). A channels-last input plus a contiguous one whose sizes are
 /// partly independent (`a` against `e`, `c` against `f`, `d` against `g`) has 94
 /// specializations without the option (every pattern of sizes 1 its own plan); with it at
 /// most 64 and fewer, complete, and every binding of `{0..3}^7` answered as a fresh
@@ -981,7 +981,14 @@ fn classes_differing_by_sizes_1_share_a_plan() {
         r#"{"op":"add","inputs":[{"sizes":["a","b","c","d"],"layout":"channels_last"},{"sizes":["e","b","f","g"],"layout":"contiguous"}],"hints":{"a":2,"b":3,"c":4,"d":5,"e":2,"f":4,"g":5}}"#,
     )
     .unwrap();
-    let plain_artifact = cover(&spec);
+    let plain_artifact = Artifact::compile(
+        &spec,
+        &CompileOptions {
+            widen_size_1: false,
+            ..cover_opts()
+        },
+    )
+    .unwrap();
     let plain = plain_artifact.specializations.len();
     // Without widening every plan is the fresh build's as it is: the verification proved
     // it, so instantiation skips coalescing (the hot path).
@@ -990,14 +997,9 @@ fn classes_differing_by_sizes_1_share_a_plan() {
         .specializations
         .iter()
         .all(|s| !s.coalesces_on_instantiation()));
-    let a = Artifact::compile(
-        &spec,
-        &CompileOptions {
-            widen_size_1: true,
-            ..cover_opts()
-        },
-    )
-    .unwrap();
+    // The default.
+    let a = cover(&spec);
+    assert!(cover_opts().widen_size_1);
     let c = a.coverage.as_ref().unwrap();
     assert!(c.complete, "{:?}", c.uncovered);
     let n = a.specializations.len();

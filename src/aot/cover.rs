@@ -122,8 +122,9 @@
 //!   0.54-0.55 → 0.50-0.58 s (4 → 10). The parts'
 //!   merges first spent half their time looking up the domain's bounds for boxes already
 //!   bounded by it (`cube::Cube::is_empty`; `+ [j]` 0.93 s split, 0.58 s in one run);
-//!   skipping that lookup gave identical artifacts everywhere. Free strides and
-//!   independent sizes, where most traces are specializations of their own, never split.
+//!   skipping that lookup gave identical artifacts everywhere. Independent sizes, where
+//!   most traces are specializations of their own, never split; nor do specs with free
+//!   stride symbols (see [`SPLIT_AFTER_TRACES`]).
 //! * **Traces are cheaper (27 Nov, evening).** Tracing is about half of a large cover (the bias:
 //!   1,024 traces, each 0.5-0.6 ms). Four changes, each giving byte-identical artifacts on
 //!   eleven 7- to 10-symbol specs in both modes: the structural hasher assembled each
@@ -143,8 +144,8 @@
 //!   → 0.85-0.94 s, free strides 3d 0.76-0.77 → 0.67-0.72 s; `check` of one binding, load
 //!   included, 271-285 → 217-248 ms (`[a, ..., h] + [i, j, g, h]`) and 334-353 → 292-299
 //!   ms (`[a, ..., g] + [h, i, j, 1, 1, 1, g]`).
-//! * **Plans widened over sizes 1 (`CompileOptions::widen_size_1`, `--widen-size-1`; off by
-//!   default).** The build coalesces a dimension of size 1 away, so a class with `a == 1`
+//! * **Plans widened over sizes 1 (`CompileOptions::widen_size_1`; on by default since 28
+//!   Nov, `--no-widen-size-1` turns it off).** The build coalesces a dimension of size 1 away, so a class with `a == 1`
 //!   has another plan than its neighbour with `a >= 2`, though nothing a kernel does
 //!   differs: the wider plan instantiated there has one more iteration dimension, of
 //!   size one. Instantiation can coalesce a plan again (`iter::Plan::coalesce`, the build's
@@ -187,8 +188,24 @@
 //!   40, free strides 3d 0.67-0.72 s / 44 → 0.95-0.99 s / 40; `check` with the load 217 →
 //!   276 ms and 295 → 301 ms for the first two. So with the option every 10-symbol spec
 //!   measured here but independent sizes is covered in under 1 s with at most 64
-//!   specializations; it stays off by default because loads and the covers that merge
-//!   many classes into few plans are still slower with it.
+//!   specializations; it stayed off by default because loads and the covers that merge
+//!   many classes into few plans were still slower with it. **On by default (28 Nov).**
+//!   The merge's box premises became dense cubes over the symbols by number
+//!   (`cube::Cube`: name-keyed sorted vectors, rebuilt per premise, were half of the merge
+//!   of the widened bias), which gave the same artifacts on twelve specs in both modes and
+//!   the widened bias 0.82-0.83 → 0.70-0.72 s. Then, 2 threads, compile's own time, three
+//!   runs each, widened (the default) against `--no-widen-size-1`: channels-last 0.19-0.20
+//!   s / 40 against 0.18 s / 94, `[a, ..., h] + [i, j, g, h]` 0.55 s / 43 against 0.50 s /
+//!   83, `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 0.76-0.78 s / 36 against 0.77-0.78 s / 135,
+//!   the bias 0.69 s / 6 against 0.59-0.60 s / 10, `[a, ..., j] + [j]` 0.29-0.31 s / 5
+//!   against 0.28-0.29 s / 10, `+ [g, h, i, j]` 0.48-0.51 s / 5 against 0.34 s / 9; `check`
+//!   of one binding, load included, five runs: 205-218 against 164-180 ms for `[a, ..., h]
+//!   + [i, j, g, h]`, 268-282 ms both for `[a, ..., g] + [h, i, j, 1, 1, 1, g]`, 295-300
+//!   against 271-277 ms for the bias; the check alone (2,000 random bindings of `{0, 1, 2,
+//!   3, 5}`, a loaded artifact) 6.8 against 7.9 µs and 2.6 µs both. Every 10-symbol spec
+//!   measured but independent sizes is now covered by default within the target (under 1
+//!   s, at most 64 specializations); the option costs up to 20% more load time and up to
+//!   0.1 s more compile where few plans absorb many classes.
 //!
 //! Independent sizes cannot have few specializations: at each dimension the two sizes
 //! are equal or one of them is 1, and each of the 3^k patterns has its own TensorIterator
@@ -236,7 +253,10 @@ pub struct CompileOptions {
     /// class's (`trace::coalesce_at`). Far fewer specializations where sizes
     /// are partly independent (channels-last `[a, b, c, d]` + contiguous `[e, b, f, g]`:
     /// 94 → 40), but compiles take longer where the merged terms compare two sizes
-    /// (`e == i`; see the module docs). Off by default; `compile --widen-size-1`.
+    /// (`e == i`; see the module docs). On by default since 28 Nov 2026 (the cover
+    /// target of at most 64 specializations for a 10-symbol spec laid out by memory
+    /// formats: `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 135 → 36); `compile
+    /// --no-widen-size-1` turns it off.
     pub widen_size_1: bool,
 }
 
@@ -247,7 +267,7 @@ impl Default for CompileOptions {
             cover_zero: true,
             max_specializations: MAX_SPECIALIZATIONS,
             cover_parts: true,
-            widen_size_1: false,
+            widen_size_1: true,
         }
     }
 }
@@ -354,12 +374,14 @@ fn cover_in_parts(
     let domain = cover_domain(spec, options.cover_zero);
     let target = Recording::new(spec, &[], options.widen_size_1);
     let start = std::time::Instant::now();
+    // Free stride symbols: one run (see [`SPLIT_AFTER_TRACES`]).
+    let strides_free = (0..spec.symbols.len()).any(|i| !spec.is_size_symbol(i));
     let run = cover(
         &target,
         &domain,
         CoverLimits {
             entries: options.max_specializations,
-            traces: if options.cover_parts {
+            traces: if options.cover_parts && !strides_free {
                 SPLIT_AFTER_TRACES
             } else {
                 usize::MAX
@@ -487,6 +509,14 @@ fn cover_in_parts(
 /// traces) finish before the limit and are unchanged. The result does not depend on the
 /// thread count: the parts are the same at one thread, run one after the other, and are
 /// concatenated in their fixed order.
+///
+/// Covers of specs with free stride symbols never split. Their classes multiply by the
+/// orders of the strides, which the parts' `s == 1` literals on sizes do not separate,
+/// so every part needs most of the plans again. Once plans were widened over sizes 1 by
+/// default (28 Nov), these covers reached the split rule, and split (2 threads, compile's
+/// own time, split → one run): `cover_free_strides_3d` 40 specializations in 0.94-0.98 s
+/// → 17 in 1.0 s, with a broadcast `[b, c]` operand 31 in 0.40 s → 10 in 0.41 s, `neg`
+/// of it 58 in 1.3 s → 29 in 0.9 s.
 pub const SPLIT_AFTER_TRACES: usize = 128;
 
 /// See [`SPLIT_AFTER_TRACES`]: a cover splits only once it has made at least this many
