@@ -9,15 +9,8 @@ use symstride::tensor::{MemoryFormat, Tensor};
 
 fn tensor(sizes: &[i64], seed: u64) -> Tensor<f32> {
     let n = sizes.iter().product::<i64>() as usize;
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let v = (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 40) as f32 / (1u64 << 24) as f32
-        })
-        .collect();
+    let mut rng = symstride::testing::XorShift::new(seed);
+    let v = (0..n).map(|_| rng.unit()).collect();
     Tensor::from_vec(v, sizes).expect("sizes")
 }
 

@@ -136,13 +136,8 @@ impl Dispatcher {
 /// Inputs of `spec`'s layouts at symbol values `values`, filled with deterministic
 /// pseudo-random data from `seed`.
 pub fn random_inputs(spec: &Spec, values: &[i64], seed: u64) -> Result<Vec<Tensor<f32>>> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        ((state >> 40) as f32) / ((1u64 << 24) as f32) * 2.0 - 1.0
-    };
+    let mut rng = crate::testing::XorShift::new(seed);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
     spec.concrete_inputs(values)?
         .into_iter()
         .map(|(sizes, strides)| {

@@ -68,15 +68,8 @@ struct Scenario {
 }
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        })
-        .collect()
+    let mut rng = symstride::testing::XorShift::new(seed);
+    (0..n).map(|_| rng.unit() - 0.5).collect()
 }
 
 fn tensor(sizes: &[i64], seed: u64) -> Result<Tensor<f32>> {
