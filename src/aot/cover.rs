@@ -199,13 +199,13 @@
 //!   83, `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 0.76-0.78 s / 36 against 0.77-0.78 s / 135,
 //!   the bias 0.69 s / 6 against 0.59-0.60 s / 10, `[a, ..., j] + [j]` 0.29-0.31 s / 5
 //!   against 0.28-0.29 s / 10, `+ [g, h, i, j]` 0.48-0.51 s / 5 against 0.34 s / 9; `check`
-//!   of one binding, load included, five runs: 205-218 against 164-180 ms for `[a, ..., h]
-//!   + [i, j, g, h]`, 268-282 ms both for `[a, ..., g] + [h, i, j, 1, 1, 1, g]`, 295-300
-//!   against 271-277 ms for the bias; the check alone (2,000 random bindings of `{0, 1, 2,
-//!   3, 5}`, a loaded artifact) 6.8 against 7.9 µs and 2.6 µs both. Every 10-symbol spec
-//!   measured but independent sizes is now covered by default within the target (under 1
-//!   s, at most 64 specializations); the option costs up to 20% more load time and up to
-//!   0.1 s more compile where few plans absorb many classes.
+//!   of one binding, load included, five runs: 205-218 against 164-180 ms for
+//!   `[a, ..., h] + [i, j, g, h]`, 268-282 ms both for `[a, ..., g] + [h, i, j, 1, 1, 1,
+//!   g]`, 295-300 against 271-277 ms for the bias; the check alone (2,000 random bindings
+//!   of `{0, 1, 2, 3, 5}`, a loaded artifact) 6.8 against 7.9 µs and 2.6 µs both. Every
+//!   10-symbol spec measured but independent sizes is now covered by default within the
+//!   target (under 1 s, at most 64 specializations); the option costs up to 20% more load
+//!   time and up to 0.1 s more compile where few plans absorb many classes.
 //!
 //! Independent sizes cannot have few specializations: at each dimension the two sizes
 //! are equal or one of them is 1, and each of the 3^k patterns has its own TensorIterator
