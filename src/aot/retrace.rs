@@ -639,6 +639,14 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
             }
         }
     }
+    // A rewrite can collapse a disjunction to one branch, a conjunction (`(b == c && b >=
+    // 2) || c >= 1` under `c == 0`): its parts become facts of their own, as the decision
+    // procedure below reads them (`b == 0`, `b >= 2`).
+    let mut flat = Vec::new();
+    for f in &facts {
+        push_flat(&mut flat, f);
+    }
+    let facts = flat;
     if facts.iter().any(|f| f.as_const() == Some(false)) {
         return true;
     }
@@ -1389,6 +1397,17 @@ mod tests {
         let f = facts(&["a == b && b == c && b != 3 && b != 1", "b != 0", "d <= 0", "a <= 1"]);
         let refs: Vec<&BoolExpr> = f.iter().collect();
         assert!(provably_empty(&sizes, &refs), "{f:?}");
+        // Empty: `b == c` and `b >= 2` or `c >= 1`, against `c <= 0` (found by the
+        // random-spec cover test with plans widened over sizes 1: an `addcmul` of `[d, c,
+        // c]`, `[d]` and `[b, b]` with strides `[s, s*b]` failed its compile's verification).
+        let syms: Vec<String> = ["d", "c", "b", "s"].map(String::from).to_vec();
+        let f = facts(&[
+            "c == d",
+            "(b == c && s == 0 && b >= 2) || (b == 1 && c >= 1)",
+            "c <= 0",
+        ]);
+        let refs: Vec<&BoolExpr> = f.iter().collect();
+        assert!(provably_empty(&syms, &refs), "{f:?}");
         // Not empty: a=1, b=2, c=2, s=2, t=1, u=2 satisfies these.
         let open = facts(&[
             "a >= 1",
