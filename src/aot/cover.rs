@@ -189,7 +189,7 @@
 //!   276 ms and 295 → 301 ms for the first two. So with the option every 10-symbol spec
 //!   measured here but independent sizes is covered in under 1 s with at most 64
 //!   specializations; it stayed off by default because loads and the covers that merge
-//!   many classes into few plans were still slower with it. **On by default (28 Nov).**
+//!   many classes into few plans were still slower with it. **On by default (27 Nov, late).**
 //!   The merge's box premises became dense cubes over the symbols by number
 //!   (`cube::Cube`: name-keyed sorted vectors, rebuilt per premise, were half of the merge
 //!   of the widened bias), which gave the same artifacts on twelve specs in both modes and
@@ -253,7 +253,7 @@ pub struct CompileOptions {
     /// class's (`trace::coalesce_at`). Far fewer specializations where sizes
     /// are partly independent (channels-last `[a, b, c, d]` + contiguous `[e, b, f, g]`:
     /// 94 → 40), but compiles take longer where the merged terms compare two sizes
-    /// (`e == i`; see the module docs). On by default since 28 Nov 2026 (the cover
+    /// (`e == i`; see the module docs). On by default since 27 Nov 2026 (the cover
     /// target of at most 64 specializations for a 10-symbol spec laid out by memory
     /// formats: `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 135 → 36); `compile
     /// --no-widen-size-1` turns it off.
@@ -513,7 +513,7 @@ fn cover_in_parts(
 /// Covers of specs with free stride symbols never split. Their classes multiply by the
 /// orders of the strides, which the parts' `s == 1` literals on sizes do not separate,
 /// so every part needs most of the plans again. Once plans were widened over sizes 1 by
-/// default (28 Nov), these covers reached the split rule, and split (2 threads, compile's
+/// default (27 Nov, late), these covers reached the split rule, and split (2 threads, compile's
 /// own time, split → one run): `cover_free_strides_3d` 40 specializations in 0.94-0.98 s
 /// → 17 in 1.0 s, with a broadcast `[b, c]` operand 31 in 0.40 s → 10 in 0.41 s, `neg`
 /// of it 58 in 1.3 s → 29 in 0.9 s.
