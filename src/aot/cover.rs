@@ -144,10 +144,10 @@
 //!   → 0.85-0.94 s, free strides 3d 0.76-0.77 → 0.67-0.72 s; `check` of one binding, load
 //!   included, 271-285 → 217-248 ms (`[a, ..., h] + [i, j, g, h]`) and 334-353 → 292-299
 //!   ms (`[a, ..., g] + [h, i, j, 1, 1, 1, g]`).
-//! * **Plans widened over sizes 1 (`CompileOptions::widen_size_1`; on by default since 28
-//!   Nov, `--no-widen-size-1` turns it off).** The build coalesces a dimension of size 1 away, so a class with `a == 1`
-//!   has another plan than its neighbour with `a >= 2`, though nothing a kernel does
-//!   differs: the wider plan instantiated there has one more iteration dimension, of
+//! * **Plans widened over sizes 1 (`CompileOptions::widen_size_1`; on by default since 27
+//!   Nov, late; `--no-widen-size-1` turns it off).** The build coalesces a dimension of
+//!   size 1 away, so a class with `a == 1` has another plan than its neighbour with
+//!   `a >= 2`, though nothing a kernel does differs: the wider plan instantiated there has one more iteration dimension, of
 //!   size one. Instantiation can coalesce a plan again (`iter::Plan::coalesce`, the build's
 //!   own routine: a no-op on a specialization's own bindings), and with the option a new
 //!   trace's class joins a host whose plan has more dimensions when the host plan,
