@@ -151,6 +151,15 @@ pub(crate) fn art(message: impl Into<String>) -> Error {
     }
 }
 
+/// `e` as an `Artifact` error about stored specialization `k` (both loaders report the
+/// first failing specialization this way).
+pub(crate) fn in_specialization(k: usize, e: Error) -> Error {
+    match e {
+        Error::Artifact { message } => art(format!("specialization {k}: {message}")),
+        e => art(format!("specialization {k}: {e}")),
+    }
+}
+
 /// Expressions as stored.
 pub(crate) fn strings(v: &[Expr]) -> Vec<String> {
     v.iter().map(|e| e.to_string()).collect()
@@ -289,15 +298,11 @@ impl Artifact {
         // parsing, verification, then the completeness claim (whose error names the region
         // a missing specialization leaves uncovered).
         use rayon::prelude::*;
-        let in_order = |k: usize, e: Error| match e {
-            Error::Artifact { message } => art(format!("specialization {k}: {message}")),
-            e => art(format!("specialization {k}: {e}")),
-        };
         let parsed: Vec<Result<Specialization>> = raw
             .specializations
             .into_par_iter()
             .enumerate()
-            .map(|(k, s)| parse_specialization(&spec, s).map_err(|e| in_order(k, e)))
+            .map(|(k, s)| parse_specialization(&spec, s).map_err(|e| in_specialization(k, e)))
             .collect();
         let mut specializations = parsed.into_iter().collect::<Result<Vec<_>>>()?;
         let (verified, coverage) = rayon::join(
@@ -305,7 +310,7 @@ impl Artifact {
                 specializations
                     .par_iter()
                     .enumerate()
-                    .map(|(k, s)| super::retrace::verify(&spec, s).map_err(|e| in_order(k, e)))
+                    .map(|(k, s)| super::retrace::verify(&spec, s).map_err(|e| in_specialization(k, e)))
                     .collect::<Vec<_>>()
             },
             || load_coverage(&spec, &specializations, complete, &domain, &uncovered),

@@ -184,7 +184,7 @@ mod spec;
 mod specialization;
 mod trace;
 
-pub(crate) use artifact::{art, load_traced_at, strings, RawGuard};
+pub(crate) use artifact::{art, in_specialization, load_traced_at, strings, RawGuard};
 pub use artifact::{Artifact, CheckOutcome, ARTIFACT_FORMAT, FORMAT_VERSION};
 pub use cover::{
     compile_cover, compile_specializations, cover_domain, uncovered_region, CompileOptions,

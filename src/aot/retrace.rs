@@ -535,10 +535,7 @@ fn point_in_branches<S: Retrace>(
     depth: usize,
 ) -> Option<Vec<i64>> {
     let syms = subject.symbols();
-    let mut flat = Vec::new();
-    for f in facts {
-        push_flat(&mut flat, f);
-    }
+    let flat = flattened(facts.iter().copied());
     let refs: Vec<&BoolExpr> = flat.iter().collect();
     if let Some(p) = grid_or_witness(subject, &Region::new(syms, &refs), &refs) {
         return Some(p);
@@ -558,6 +555,15 @@ fn point_in_branches<S: Retrace>(
             let refs: Vec<&BoolExpr> = sub.iter().collect();
             point_in_branches(subject, &refs, depth - 1)
         })
+}
+
+/// `facts` with each conjunction as its parts ([`push_flat`]).
+fn flattened<'a>(facts: impl IntoIterator<Item = &'a BoolExpr>) -> Vec<BoolExpr> {
+    let mut flat = Vec::new();
+    for f in facts {
+        push_flat(&mut flat, f);
+    }
+    flat
 }
 
 /// Adds `f` to `facts`, a conjunction as its parts (so that a disjunction nested in it
@@ -608,10 +614,7 @@ fn provably_empty(spec: &[String], facts: &[&BoolExpr]) -> bool {
 /// branch of which is empty (at most `depth` nested splits).
 fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
     // Conjunctions as their parts, so that a disjunction nested in one is split below.
-    let mut flat = Vec::new();
-    for f in facts {
-        push_flat(&mut flat, f);
-    }
+    let flat = flattened(facts.iter().copied());
     let refs: Vec<&BoolExpr> = flat.iter().collect();
     let mut facts = substitute_constants(&refs);
     if facts.iter().any(|f| f.as_const() == Some(false)) {
@@ -642,11 +645,7 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
     // A rewrite can collapse a disjunction to one branch, a conjunction (`(b == c && b >=
     // 2) || c >= 1` under `c == 0`): its parts become facts of their own, as the decision
     // procedure below reads them (`b == 0`, `b >= 2`).
-    let mut flat = Vec::new();
-    for f in &facts {
-        push_flat(&mut flat, f);
-    }
-    let facts = flat;
+    let facts = flattened(&facts);
     if facts.iter().any(|f| f.as_const() == Some(false)) {
         return true;
     }

@@ -33,7 +33,7 @@ use super::specialize::{bindings_of, fusion_values, specialize, ProgramSpecializ
 use super::stepplan::{describe_structure, plan_pairs, StepPlan};
 use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
 use crate::aot::{
-    art, load_traced_at, strings, verify_stored_seeded, Artifact, CoverOptions, Coverage, Hints, Mismatch, TracedGuards,
+    art, in_specialization, load_traced_at, strings, verify_stored_seeded, Artifact, CoverOptions, Coverage, Hints, Mismatch, TracedGuards,
     Pairs, RawGuard, Retrace, ARTIFACT_FORMAT,
 };
 use crate::sym::{BoolExpr, Expr, GuardSet};
@@ -355,12 +355,7 @@ impl ProgramArtifact {
             .specializations
             .into_par_iter()
             .enumerate()
-            .map(|(k, s)| {
-                load_specialization(&p, s).map_err(|e| match e {
-                    Error::Artifact { message } => art(format!("specialization {k}: {message}")),
-                    e => art(format!("specialization {k}: {e}")),
-                })
-            })
+            .map(|(k, s)| load_specialization(&p, s).map_err(|e| in_specialization(k, e)))
             .collect();
         let specializations = loaded.into_iter().collect::<Result<Vec<_>>>()?;
         let coverage = load_coverage(
