@@ -81,6 +81,8 @@ impl<A: Element, B: Element, C: Element, O: Element, F: Fn(A, B, C) -> O + Sync>
 
 trait Src<T>: Copy {
     unsafe fn at(self, i: usize) -> T;
+    /// The accessor of the elements from `i` on (a burst's start within its row).
+    unsafe fn shift(self, i: usize) -> Self;
 }
 #[derive(Clone, Copy)]
 struct Contig<T>(*const T);
@@ -89,6 +91,10 @@ impl<T: Copy> Src<T> for Contig<T> {
     unsafe fn at(self, i: usize) -> T {
         *self.0.add(i)
     }
+    #[inline(always)]
+    unsafe fn shift(self, i: usize) -> Self {
+        Contig(self.0.add(i))
+    }
 }
 #[derive(Clone, Copy)]
 struct Bcast<T>(T);
@@ -96,6 +102,10 @@ impl<T: Copy> Src<T> for Bcast<T> {
     #[inline(always)]
     unsafe fn at(self, _i: usize) -> T {
         self.0
+    }
+    #[inline(always)]
+    unsafe fn shift(self, _i: usize) -> Self {
+        self
     }
 }
 struct Strided<T>(*const u8, isize, PhantomData<T>);
@@ -109,6 +119,10 @@ impl<T: Copy> Src<T> for Strided<T> {
     #[inline(always)]
     unsafe fn at(self, i: usize) -> T {
         *(self.0.offset(i as isize * self.1) as *const T)
+    }
+    #[inline(always)]
+    unsafe fn shift(self, i: usize) -> Self {
+        Strided(self.0.offset(i as isize * self.1), self.1, PhantomData)
     }
 }
 trait Dst<T>: Copy {
@@ -149,6 +163,30 @@ macro_rules! with_src {
             $body
         }
     }};
+}
+
+/// [`with_src`] for an input the caller knows is contiguous (`$s` is its element size) or
+/// a stride-0 scalar: the two accessors that keep a row's loop vectorized.
+macro_rules! with_dense_src {
+    ($T:ty, $p:expr, $s:expr, |$v:ident| $body:expr) => {{
+        let (p, s): (*mut u8, isize) = ($p, $s);
+        if s == 0 {
+            let $v = Bcast::<$T>(*(p as *const $T));
+            $body
+        } else {
+            let $v = Contig::<$T>(p as *const $T);
+            $body
+        }
+    }};
+}
+
+/// Whether an input of element size `e`, byte stride `s` at `p` is read by a
+/// [`with_dense_src`] accessor in a row whose contiguous output starts at `out`: contiguous
+/// or a stride-0 scalar, and not the output itself (an output shares memory with an input
+/// only element for element, Prepared invariant, so any other input is disjoint from it).
+#[inline(always)]
+fn dense_input(out: *mut u8, p: *mut u8, s: isize, e: isize) -> bool {
+    (s == e || s == 0) && p != out
 }
 
 // SAFETY (all `run*` below): callers pass pointers/strides from a `Prepared` plan for `n`
@@ -223,6 +261,15 @@ pub(crate) unsafe fn inner1_with<A: Element, O: Element, F: Map1<A, O>>(
             });
             return;
         }
+        if dense_input(p[0], p[1], s[1], ea) {
+            with_dense_src!(A, p[1], s[1], |a| burst_rows(
+                p[0] as *mut O,
+                n,
+                burst,
+                |out, i| run1(f, ContigDst(out.as_mut_ptr() as *mut O), a.shift(i), out.len())
+            ));
+            return;
+        }
         with_src!(A, p[1], s[1], |a| run1(f, d, a, n))
     } else {
         run1(
@@ -268,6 +315,18 @@ pub(crate) unsafe fn inner2_with<A: Element, B: Element, O: Element, F: Map2<A, 
                 let m = out.len();
                 f.contiguous(out, &a[i..i + m], &b[i..i + m])
             });
+            return;
+        }
+        if dense_input(p[0], p[1], s[1], ea) && dense_input(p[0], p[2], s[2], eb) {
+            with_dense_src!(A, p[1], s[1], |a| with_dense_src!(B, p[2], s[2], |b| burst_rows(
+                p[0] as *mut O,
+                n,
+                burst,
+                |out, i| {
+                    let d = ContigDst(out.as_mut_ptr() as *mut O);
+                    run2(f, d, a.shift(i), b.shift(i), out.len())
+                }
+            )));
             return;
         }
         let d = ContigDst(p[0] as *mut O);
@@ -335,6 +394,23 @@ pub(crate) unsafe fn inner3_with<
                 let m = out.len();
                 f.contiguous(out, &a[i..i + m], &b[i..i + m], &c[i..i + m])
             });
+            return;
+        }
+        if dense_input(p[0], p[1], s[1], e[1])
+            && dense_input(p[0], p[2], s[2], e[2])
+            && dense_input(p[0], p[3], s[3], e[3])
+        {
+            with_dense_src!(A, p[1], s[1], |a| with_dense_src!(B, p[2], s[2], |b| {
+                with_dense_src!(C, p[3], s[3], |c| burst_rows(
+                    p[0] as *mut O,
+                    n,
+                    burst,
+                    |out, i| {
+                        let d = ContigDst(out.as_mut_ptr() as *mut O);
+                        run3(f, d, a.shift(i), b.shift(i), c.shift(i), out.len())
+                    }
+                ))
+            }));
             return;
         }
         let d = ContigDst(p[0] as *mut O);
@@ -859,6 +935,24 @@ mod tests {
                 unsafe { inner1_with(&h, &[o, ps(&a)], &[st[0]; 2], n, burst) };
                 store_fence();
                 assert_eq!(&out[skip..skip + n], &want1[..], "map1 n {n} skip {skip}");
+                // A stride-0 scalar beside contiguous operands: the same bursts, the scalar
+                // held in a register (`with_dense_src`).
+                let s0 = [e as isize, e as isize, 0, e as isize];
+                let want2: Vec<T> = (0..n).map(|i| f(a[i], b[0])).collect();
+                if n > 0 {
+                    // SAFETY: as above; the scalar is b[0].
+                    unsafe { inner2_with(&f, &[o, ps(&a), ps(&b)], &[e as isize, e as isize, 0], n, burst) };
+                    assert_eq!(&out[skip..skip + n], &want2[..], "map2 bcast n {n} skip {skip}");
+                    let want3: Vec<T> = (0..n).map(|i| g(a[i], b[0], a[i])).collect();
+                    // SAFETY: as above.
+                    unsafe { inner3_with(&g, &[o, ps(&a), ps(&b), ps(&a)], &s0, n, burst) };
+                    assert_eq!(&out[skip..skip + n], &want3[..], "map3 bcast n {n} skip {skip}");
+                    let want1: Vec<T> = vec![h(b[0]); n];
+                    // SAFETY: as above.
+                    unsafe { inner1_with(&h, &[o, ps(&b)], &[e as isize, 0], n, burst) };
+                    store_fence();
+                    assert_eq!(&out[skip..skip + n], &want1[..], "map1 bcast n {n} skip {skip}");
+                }
                 assert_eq!(out[skip + n], T::ZERO, "wrote past the row");
                 assert!(
                     out[..skip].iter().all(|&x| x == T::ZERO),

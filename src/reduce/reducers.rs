@@ -79,6 +79,20 @@ pub trait ReduceElement: Element {
         let _ = (acc, rows);
         false
     }
+
+    /// Kernel hook: the maximum (`max`) or minimum of the contiguous run `xs` computed with
+    /// AVX2 when it is neither NaN nor zero, else `None` (also the default: no such fold),
+    /// and the kernels fold the run with their generic lanes, so a result never depends on
+    /// which fold ran.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn extreme_run_avx2(xs: &[Self], max: bool) -> Option<Self> {
+        let _ = (xs, max);
+        None
+    }
 }
 
 macro_rules! reduce_int {
@@ -133,7 +147,7 @@ reduce_int!(i32, bool);
 reduce_int!(i64, bool);
 
 macro_rules! reduce_float {
-    ($t:ty $(, $sum_avx2:path, $sum4_avx2:path, $rows4_avx2:path)?) => {
+    ($t:ty, $extreme:path $(, $sum_avx2:path, $sum4_avx2:path, $rows4_avx2:path)?) => {
         impl ReduceElement for $t {
             type Wide = $t;
             type Logical = bool;
@@ -176,6 +190,12 @@ macro_rules! reduce_float {
             fn highest() -> Self {
                 <$t>::INFINITY
             }
+            #[cfg(target_arch = "x86_64")]
+            #[inline(always)]
+            unsafe fn extreme_run_avx2(xs: &[Self], max: bool) -> Option<Self> {
+                // SAFETY: the caller guarantees AVX2 and FMA.
+                unsafe { $extreme(xs, max) }
+            }
             $(
                 #[cfg(target_arch = "x86_64")]
                 #[inline(always)]
@@ -203,13 +223,17 @@ macro_rules! reduce_float {
 #[cfg(target_arch = "x86_64")]
 reduce_float!(
     f32,
+    super::simd::extreme_f32_avx2,
     super::simd::sum_f32_avx2,
     super::simd::sum4_f32_avx2,
     super::simd::sum_rows4_into_f32_avx2
 );
+#[cfg(target_arch = "x86_64")]
+reduce_float!(f64, super::simd::extreme_f64_avx2);
 #[cfg(not(target_arch = "x86_64"))]
-reduce_float!(f32);
-reduce_float!(f64);
+reduce_float!(f32, unreachable);
+#[cfg(not(target_arch = "x86_64"))]
+reduce_float!(f64, unreachable);
 
 impl ReduceElement for bool {
     type Wide = i64;
@@ -475,6 +499,22 @@ impl<T: ReduceElement> Reducer<T> for Amax {
     fn finish(&self, acc: T, _: i64) -> T {
         acc
     }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T> {
+        // SAFETY: the caller guarantees AVX2 and FMA.
+        unsafe { T::extreme_run_avx2(xs, true) }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T; 4]> {
+        let mut out = [T::lowest(); 4];
+        for (o, r) in out.iter_mut().zip(rows) {
+            // SAFETY: the caller guarantees AVX2 and FMA.
+            *o = unsafe { T::extreme_run_avx2(r, true) }?;
+        }
+        Some(out)
+    }
 }
 
 impl<T: ReduceElement> Reducer<T> for Amin {
@@ -496,6 +536,22 @@ impl<T: ReduceElement> Reducer<T> for Amin {
     #[inline(always)]
     fn finish(&self, acc: T, _: i64) -> T {
         acc
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T> {
+        // SAFETY: the caller guarantees AVX2 and FMA.
+        unsafe { T::extreme_run_avx2(xs, false) }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T; 4]> {
+        let mut out = [T::lowest(); 4];
+        for (o, r) in out.iter_mut().zip(rows) {
+            // SAFETY: the caller guarantees AVX2 and FMA.
+            *o = unsafe { T::extreme_run_avx2(r, false) }?;
+        }
+        Some(out)
     }
 }
 
