@@ -173,10 +173,13 @@ fn demo_runs_the_program() {
 }
 
 /// Which steps run fused is shown by `guards` (`fused: steps 2-4 fused (reduction 4 in
-/// the loop, 3 written)`: the softmax's `sub, exp` evaluated inside the `sum`, `exp` written
-/// once for the `div`), by `check` (`"fused": [[2, 3, 4]]`, step numbers from 1, as the
-/// artifact's 0-based `fusion` plus one) and by `run`, which fuses by default and runs step by step
-/// with `--no-fuse`; both give the same values.
+/// the loop, 3 written); steps 1-5 fused row by row ...`: the softmax's `sub, exp`
+/// evaluated inside the `sum`, `exp` written once for the `div`, and the whole program one
+/// row at a time where rows are short enough), by `check` (`"fused": [[2, 3, 4], [1, 2,
+/// 3, 4, 5]]`, step numbers from 1, as the artifact's 0-based `fusion` plus one) and by
+/// `run`, which fuses by default (row by row: 5 steps in one pass; rows longer than
+/// `ROW_MAX`: the chain, 3 steps in one pass) and runs step by step with `--no-fuse`; all
+/// give the same values.
 #[test]
 fn fusion_is_shown_by_guards_check_and_run() {
     let dir = scratch("fusion");
@@ -186,29 +189,37 @@ fn fusion_is_shown_by_guards_check_and_run() {
         v["specializations"][0]["fusion"],
         serde_json::json!({"chains": [
             {"steps": [1, 2, 3], "kind": {"reduction": {"writes_input": true}}}
-        ]})
+        ], "rows": [{"steps": [0, 1, 2, 3, 4], "written": [0, 4]}]})
     );
     let o = run(&["guards", s(&plan)]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(
         o.stdout
-            .contains("  fused: steps 2-4 fused (reduction 4 in the loop, 3 written)"),
+            .contains("  fused: steps 2-4 fused (reduction 4 in the loop, 3 written); steps 1-5 fused row by row at rows of 32-16384 elements (1, 5 written)"),
         "{}",
         o.stdout
     );
-    let o = run(&["check", s(&plan), "--bind", "b=2,t=3,v=5"]);
+    let o = run(&["check", s(&plan), "--bind", "b=2,t=3,v=40"]);
     let got: Value = serde_json::from_str(o.stdout.trim()).unwrap();
     assert_eq!(got["pass"], true, "{got}");
-    assert_eq!(got["fused"], serde_json::json!([[2, 3, 4]]));
-    let o = run(&["run", s(&plan), "--bind", "b=2,t=3,v=5"]);
+    assert_eq!(got["fused"], serde_json::json!([[2, 3, 4], [1, 2, 3, 4, 5]]));
+    let o = run(&["run", s(&plan), "--bind", "b=2,t=3,v=40"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(
-        o.stdout.contains("3 written) (3 steps in 1 pass)"),
+        o.stdout.contains("(1, 5 written) (5 steps in 1 pass)"),
         "{}",
         o.stdout
     );
     assert!(o.stdout.contains("verified"), "{}", o.stdout);
-    let o = run(&["run", s(&plan), "--bind", "b=2,t=3,v=5", "--no-fuse"]);
+    let o = run(&["run", s(&plan), "--bind", "b=1,t=2,v=16385"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("(1, 5 written) (3 steps in 1 pass)"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("verified"), "{}", o.stdout);
+    let o = run(&["run", s(&plan), "--bind", "b=2,t=3,v=40", "--no-fuse"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(
         o.stdout.contains("step by step (--no-fuse)"),
@@ -216,14 +227,14 @@ fn fusion_is_shown_by_guards_check_and_run() {
         o.stdout
     );
     let values = |extra: &[&str]| -> Value {
-        let mut args = vec!["run", s(&plan), "--bind", "b=2,t=3,v=5", "--values"];
+        let mut args = vec!["run", s(&plan), "--bind", "b=2,t=3,v=40", "--values"];
         args.extend_from_slice(extra);
         let o = run(&args);
         assert_eq!(o.code, 0, "{}", o.stderr);
         serde_json::from_str(o.stdout.trim()).unwrap()
     };
     let (fused, plain) = (values(&[]), values(&["--no-fuse"]));
-    assert_eq!(fused["fused"], serde_json::json!([[2, 3, 4]]));
+    assert_eq!(fused["fused"], serde_json::json!([[2, 3, 4], [1, 2, 3, 4, 5]]));
     assert_eq!(plain["fused"], serde_json::json!([]));
     for (name, out) in fused["outputs"].as_object().unwrap() {
         let (a, b) = (&out["values"], &plain["outputs"][name]["values"]);

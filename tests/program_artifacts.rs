@@ -377,6 +377,10 @@ fn tampered_fusion_plans_are_rejected() {
     };
     let want = FusionPlan {
         chains: vec![reduction(vec![2, 3]), reduction(vec![4, 5, 6])],
+        rows: vec![symstride::program::RowSegment {
+            steps: vec![2, 3, 4, 5, 6, 7],
+            written: vec![7],
+        }],
     };
     assert_eq!(
         v["specializations"][0]["fusion"],
@@ -414,6 +418,26 @@ fn tampered_fusion_plans_are_rejected() {
         assert!(
             e.contains("specialization 0") && e.contains(why),
             "{chains}: {e}"
+        );
+    }
+    // Row segments: a written value left out, a step more, the segment dropped.
+    for (rows, why) in [
+        (
+            serde_json::json!([{"steps": [2, 3, 4, 5, 6, 7], "written": []}]),
+            "not a row segment",
+        ),
+        (
+            serde_json::json!([{"steps": [1, 2, 3, 4, 5, 6, 7], "written": [7]}]),
+            "not a row segment",
+        ),
+        (serde_json::json!([]), "not the one decided"),
+    ] {
+        let mut t = v.clone();
+        t["specializations"][0]["fusion"]["rows"] = rows.clone();
+        let e = load(&t).unwrap_err();
+        assert!(
+            e.contains("specialization 0") && e.contains(why),
+            "{rows}: {e}"
         );
     }
     // An output read by one elementwise step is not fused; a plan fusing it is rejected.
@@ -476,7 +500,7 @@ fn dispatcher_runs_fused_chains_like_step_by_step() {
             let plain = d
                 .run_with(fill_inputs(&p, &values).unwrap(), &cfg, Fuse::StepByStep)
                 .unwrap();
-            let members: usize = fused.fusion.chains.iter().map(|c| c.steps.len()).sum();
+            let members = fused.fusion.steps_fused_at(&p, &fused.values);
             assert_eq!(fused.stats.fused_steps, members, "{} at {pt:?}", p.name);
             assert_eq!(plain.stats.fused_steps, 0);
             for (f, s) in fused.outputs.iter().zip(&plain.outputs) {

@@ -413,7 +413,7 @@ fn run_both(
             let (fused, fstats) = pool
                 .install(|| run_program_fused(p, &values, inputs, &fusion, &cfg))
                 .map_err(|e| format!("fused ({fusion}): {e}"))?;
-            let members: usize = fusion.chains.iter().map(|c| c.steps.len()).sum();
+            let members = fusion.steps_fused_at(p, &values);
             if fstats.fused_steps != members {
                 return Err(format!("{fusion}: {} steps ran fused", fstats.fused_steps));
             }
@@ -479,7 +479,7 @@ fn dispatched_fused_equals_step_by_step(
             fused.fusion, plain.fusion, spec.fusion
         ));
     }
-    let members: usize = spec.fusion.chains.iter().map(|c| c.steps.len()).sum();
+    let members = spec.fusion.steps_fused_at(p, values);
     if (fused.stats.fused_steps, plain.stats.fused_steps) != (members, 0) {
         return Err(format!(
             "{}: {} and {} steps ran fused",
@@ -835,11 +835,13 @@ fn fusion_decisions_and_their_checks() {
     for (p, want) in [
         (
             &softmax,
-            "steps 2-4 fused (reduction 4 in the loop, 3 written)",
+            "steps 2-4 fused (reduction 4 in the loop, 3 written); \
+             steps 1-5 fused row by row at rows of 32-16384 elements (5 written)",
         ),
         (
             &layernorm,
-            "steps 3-4 fused (reduction 4 in the loop); steps 5-6 fused",
+            "steps 3-4 fused (reduction 4 in the loop); steps 5-6 fused; \
+             steps 1-7 fused row by row at rows of 32-16384 elements (7 written)",
         ),
         (&epilogue, "steps 1-2 fused"),
     ] {
@@ -857,9 +859,26 @@ fn fusion_decisions_and_their_checks() {
     }
     // Tampered plans: a member read twice (softmax's `e`), a reduction, an output member.
     let values = concrete(&softmax, &softmax.hint_bindings()).unwrap();
+    // Row segments: one step short, a written value left out, one too many written, the
+    // segment twice.
+    let decided = plan_fusion(&softmax, &values);
+    for (steps, written) in [
+        (vec![0, 1, 2, 3], vec![3]),
+        (vec![0, 1, 2, 3, 4], vec![]),
+        (vec![0, 1, 2, 3, 4], vec![2, 4]),
+    ] {
+        let mut bad = decided.clone();
+        bad.rows = vec![symstride::program::RowSegment { steps, written }];
+        assert!(check_fusion(&softmax, &values, &bad).is_err(), "{bad}");
+    }
+    let mut twice = decided.clone();
+    twice.rows.push(twice.rows[0].clone());
+    assert!(check_fusion(&softmax, &values, &twice).is_err());
+
     for steps in [vec![1, 2, 4], vec![0, 1], vec![2, 4]] {
         let bad = FusionPlan {
             chains: vec![FusedChain::elementwise(steps.clone())],
+            ..Default::default()
         };
         assert!(check_fusion(&softmax, &values, &bad).is_err(), "{steps:?}");
     }
@@ -871,6 +890,7 @@ fn fusion_decisions_and_their_checks() {
             steps,
             kind: ChainKind::Reduction { writes_input },
         }],
+        ..Default::default()
     };
     for (steps, w) in [
         (vec![1, 2, 3], false),
@@ -891,6 +911,7 @@ fn fusion_decisions_and_their_checks() {
     let values = concrete(&epilogue, &epilogue.hint_bindings()).unwrap();
     let both = FusionPlan {
         chains: vec![FusedChain::elementwise(vec![1, 0])],
+        ..Default::default()
     };
     assert!(check_fusion(&epilogue, &values, &both).is_err());
 }
@@ -1120,17 +1141,19 @@ proptest! {
 
 /// Softmax over the last dim (`amax, sub, exp, sum, div`, the bench program) with values
 /// spread over `[-120, 120)` (so `exp` underflows to 0 and denormals for some elements):
-/// fused (`sub, exp` inside the `sum`'s loop, the vectorized `exp`) equals step by step
-/// within float rounding of the sum's order, and both equal a naive f64 softmax within
-/// 1e-6 absolute, for rows shorter and longer than a block, 1-3 threads, the AVX2 and the
-/// baseline evaluator. Each row's values sum to 1 within 1e-5.
+/// fused row by row (all five steps, rows of `ROW_MIN..=ROW_MAX`) and as the chain alone
+/// (`sub, exp` inside the `sum`'s loop, the vectorized `exp`) equal step by step within
+/// float rounding of the sum's order, and all equal a naive f64 softmax within 1e-6
+/// absolute, for rows shorter and longer than a block and than `ROW_MAX`, 1-3 threads, the
+/// AVX2 and the baseline evaluator. Each row's values sum to 1 within 1e-5.
 #[test]
 fn fused_softmax_equals_step_by_step_and_a_naive_softmax() {
     use symstride::kernel::{ExecConfig, Simd};
     use symstride::program::{run_program_fused, FusionPlan};
     use symstride::tensor::Tensor;
     let p = softmax_program();
-    for (n, d) in [(37i64, 256i64), (5, 1027), (300, 7)] {
+    use symstride::program::{ROW_MAX, ROW_MIN};
+    for (n, d) in [(37i64, 256i64), (5, 1027), (300, 7), (3, ROW_MAX + 1), (2, ROW_MAX)] {
         let b = Bindings::from_pairs([("n", n), ("d", d)]);
         let values = concrete(&p, &b).unwrap();
         let fusion = plan_fusion(&p, &values);
@@ -1162,18 +1185,104 @@ fn fused_softmax_equals_step_by_step_and_a_naive_softmax() {
                     (outs[0].typed::<f32>().unwrap().to_vec().unwrap(), stats)
                 };
                 let (fused, fs) = run(&fusion);
+                let chains = FusionPlan {
+                    chains: fusion.chains.clone(),
+                    ..Default::default()
+                };
+                let (chained, cs) = run(&chains);
                 let (plain, ps) = run(&FusionPlan::default());
-                assert_eq!((fs.fused_steps, ps.fused_steps), (3, 0));
-                for (i, ((&f, &s), &w)) in fused.iter().zip(&plain).zip(&want).enumerate() {
-                    let at = format!("element {i} of [{n}, {d}], {threads} threads, {simd:?}");
-                    assert!((f - s).abs() <= 1e-6 * s.abs() + 1e-12, "{at}: fused {f} vs {s}");
-                    assert!((f as f64 - w).abs() <= 1e-6, "{at}: fused {f} vs naive {w}");
-                }
-                for row in fused.chunks(d as usize) {
-                    let z: f64 = row.iter().map(|&v| v as f64).sum();
-                    assert!((z - 1.0).abs() <= 1e-5, "row sum {z}");
+                let by_rows = (ROW_MIN..=ROW_MAX).contains(&d);
+                assert_eq!(
+                    (fs.fused_steps, cs.fused_steps, ps.fused_steps),
+                    (if by_rows { 5 } else { 3 }, 3, 0)
+                );
+                for (what, got) in [("rows", &fused), ("chain", &chained)] {
+                    for (i, ((&f, &s), &w)) in got.iter().zip(&plain).zip(&want).enumerate() {
+                        let at = format!("{what}: element {i} of [{n}, {d}], {threads} threads, {simd:?}");
+                        assert!((f - s).abs() <= 1e-6 * s.abs() + 1e-12, "{at}: fused {f} vs {s}");
+                        assert!((f as f64 - w).abs() <= 1e-6, "{at}: fused {f} vs naive {w}");
+                    }
+                    for row in got.chunks(d as usize) {
+                        let z: f64 = row.iter().map(|&v| v as f64).sum();
+                        assert!((z - 1.0).abs() <= 1e-5, "{what}: row sum {z}");
+                    }
                 }
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Row segments (`rows.rs`) equal the per-element reference (and the step-by-step
+    /// kernels, the stored plans and the dispatcher, all checked by `run_both`): a
+    /// reduction over the last dim of an `[a, b, k]` input in any dim order (rows gathered
+    /// when the last dim is not contiguous), broadcast back by a random binary op, a random
+    /// unary op, a second reduction, a per-row step on its result, and a final op with a
+    /// per-column `[k]` or per-row `[b, 1]` operand; intermediates returned or viewed by a
+    /// later transpose (then written by the segment), float32 and float64, rows on both
+    /// sides of `ROW_MIN`, 1-3 threads. A plan with a segment is decided at every such
+    /// binding, and whether it ran is what `steps_fused_at` says (`run_both`).
+    #[test]
+    fn row_segments_equal_the_reference(
+        perm in 0usize..6,
+        f64_ in any::<bool>(),
+        ops in (0usize..4, 0usize..5, 0usize..4, 0usize..4, 0usize..3),
+        per_column in any::<bool>(),
+        export in 0usize..4,
+        point in (1i64..4, 1i64..3, 28i64..40),
+        threads in 0usize..3,
+    ) {
+        use serde_json::json;
+        let (bin, una, red0, red1, last) = ops;
+        let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+        let names = ["a", "b", "k"];
+        let mut strides = vec![String::new(); 3];
+        let mut acc = "1".to_string();
+        for &d in orders[perm].iter().rev() {
+            strides[d] = acc.clone();
+            acc = format!("{acc}*{}", names[d]);
+        }
+        let dtype = if f64_ { "float64" } else { "float32" };
+        let x = json!({"name": "x", "sizes": ["a", "b", "k"], "strides": strides, "dtype": dtype});
+        let w = if per_column {
+            json!({"name": "w", "sizes": ["k"], "layout": "contiguous", "dtype": dtype})
+        } else {
+            json!({"name": "w", "sizes": ["b", 1], "layout": "contiguous", "dtype": dtype})
+        };
+        let reds = ["sum", "mean", "amax", "amin"];
+        let bop = ["sub", "add", "mul", "maximum"][bin];
+        let uop = ["exp", "relu", "abs", "neg", "sigmoid"][una];
+        let lop = ["div", "mul", "sub"][last];
+        let mut steps = vec![
+            json!({"let": "m", "op": reds[red0], "args": ["x", [-1]], "keepdim": true}),
+            json!({"let": "s", "op": bop, "args": ["x", "m"]}),
+            json!({"let": "e", "op": uop, "args": ["s"]}),
+            json!({"let": "z", "op": reds[red1], "args": ["e", [-1]], "keepdim": true}),
+            json!({"let": "q", "op": "add", "args": ["z", 2.5]}),
+            json!({"let": "y", "op": lop, "args": ["e", "q"]}),
+            json!({"let": "o", "op": "mul", "args": ["y", "w"]}),
+        ];
+        let mut outputs = vec!["o"];
+        match export {
+            1 => outputs.push("e"),
+            2 => outputs.extend(["m", "z"]),
+            3 => {
+                steps.push(json!({"let": "t", "op": "transpose", "args": ["s", 0, 2]}));
+                outputs.push("t");
+            }
+            _ => {}
+        }
+        let spec = json!({"inputs": [x, w], "hints": {"a": 2, "b": 2, "k": 40}, "steps": steps, "outputs": outputs});
+        let p = Program::from_value(&spec).unwrap();
+        let (a, b, k) = point;
+        let bind = Bindings::from_pairs([("a", a), ("b", b), ("k", k)]);
+        let values = concrete(&p, &bind).unwrap();
+        let plan = symstride::program::plan_fusion(&p, &values);
+        prop_assert!(plan.to_string().contains("steps 1-7 fused row by row"), "{spec}: {plan}");
+        if let Err(e) = run_both(&p, &bind, &pools()[threads]) {
+            prop_assert!(false, "{spec} at {point:?}: {e}");
         }
     }
 }

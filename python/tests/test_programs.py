@@ -333,9 +333,11 @@ def test_fused_chains_run_like_step_by_step():
             "outputs": ["y", "m"]}
     art = ss.compile(spec)
     # Steps 1-4 fuse: mul, add, relu evaluated inside the amax's loop, `r` written once
-    # there for step 5 (its second reader), which runs on its own.
-    assert art.fused() == [[1, 2, 3, 4]]
-    assert ss.Artifact.from_json(art.to_json()).fused() == [[1, 2, 3, 4]]
+    # there for step 5 (its second reader). All five are also a row segment (the amax over
+    # the last dim broadcast back by `sub`): rows of 32-16384 elements (d = 300 below) run
+    # row by row, shorter ones the chain and step 5 on its own.
+    assert art.fused() == [[1, 2, 3, 4], [1, 2, 3, 4, 5]]
+    assert ss.Artifact.from_json(art.to_json()).fused() == [[1, 2, 3, 4], [1, 2, 3, 4, 5]]
     rng = np.random.default_rng(5)
     for n, d, transposed in [(3, 8, False), (5, 300, False), (4, 7, True), (1, 1, False)]:
         v = rng.standard_normal((n, d)).astype(np.float32)

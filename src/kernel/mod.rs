@@ -245,6 +245,17 @@
 //!   0.61-1.00x in CPU time (target: at most 2.5x the copy's time, i.e. at least 0.4x).
 //!   `perf` showed the row `memmove` of phase 2 (the output lines' read for ownership) as
 //!   the largest cost before.
+//! * **Rows with a per-row scalar operand** (28 Nov): a contiguous output row whose inputs
+//!   are each contiguous or a stride-0 scalar (`x - mean` over the last dim, a per-row
+//!   `div`) used to take the plain monomorphized loop: SSE2 in the baseline build and plain
+//!   stores, so `perf` of the fused layer norm put 28% of its time on each of its `sub`
+//!   and `div` (`subps`/`divps` on `xmm`). Such rows now take the same 512-byte
+//!   non-temporal bursts and AVX2 twin as all-contiguous rows (`with_dense_src`, the
+//!   accessor shifted per burst). Probe (2 threads, Xeon host, medians of 30):
+//!   `layernorm_16M` fused 18.4 → 14 ms before row fusion (`program::rows`), 7.4 ms after.
+//!   The same probe found the last-dim `amax` of the softmax at ~3.5 cycles per value (the
+//!   generic NaN-propagating fold compiled to two-lane loads, inserts and blends); its AVX2
+//!   fold (`vmaxps` and a NaN mask) took `softmax_lastdim_16M` fused from 25 to 22 ms.
 //! * **Narrow-channel interleave** (`copy::narrow_copy`): NCHW → NHWC with C ≤ 8 is dims
 //!   `[C, H·W, N]` with the output dense over the first two. Instead of 4×64 tiles (3 channels
 //!   fill 3 rows of each 64×64 tile, so per-tile overhead dominated), each unit reads C source

@@ -107,7 +107,7 @@ pub(crate) fn run_chain(
 
 /// A block operand: a slice of the block's length or one value for all of it.
 #[derive(Clone, Copy)]
-enum Opnd<'a, T> {
+pub(super) enum Opnd<'a, T> {
     Slice(&'a [T]),
     Scalar(T),
 }
@@ -147,7 +147,7 @@ fn bin<T: Copy>(o: &mut [T], a: Opnd<'_, T>, b: Opnd<'_, T>, f: impl Fn(T, T) ->
 }
 
 #[inline(always)]
-fn eval<T: FloatElement>(op: Op, o: &mut [T], a: &[Opnd<'_, T>]) -> Result<()> {
+pub(super) fn eval<T: FloatElement>(op: Op, o: &mut [T], a: &[Opnd<'_, T>]) -> Result<()> {
     match (op, a) {
         (Op::Neg, [x]) => un(o, *x, |v| Neg.call(v)),
         (Op::Abs, [x]) => un(o, *x, |v| Abs.call(v)),
@@ -452,7 +452,7 @@ impl<T: FloatElement> Scratch<T> {
 
 /// Whether the block evaluator may use AVX2: `simd` allows run-time detection and the CPU
 /// reports it.
-fn use_avx2(simd: Simd) -> bool {
+pub(super) fn use_avx2(simd: Simd) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         simd == Simd::Auto && std::arch::is_x86_feature_detected!("avx2")
@@ -471,7 +471,7 @@ fn use_avx2(simd: Simd) -> bool {
 /// `p + i·s` for `i < res.len()` must be output elements no other task writes, in a storage
 /// borrowed exclusively.
 #[inline(always)]
-unsafe fn store<T: FloatElement>(p: *mut T, s: isize, res: &[T], stream: bool) {
+pub(super) unsafe fn store<T: FloatElement>(p: *mut T, s: isize, res: &[T], stream: bool) {
     if s == 1 && stream {
         // SAFETY: the caller's contract; `res` is a scratch buffer, not the output. Straight
         // from the block to memory (the block is already in L1; no second buffer).
@@ -496,43 +496,69 @@ unsafe fn store<T: FloatElement>(p: *mut T, s: isize, res: &[T], stream: bool) {
 /// Calls `f(base)` for rows `r0..r1` of `w` (row-major over the outer dims) with the
 /// operands' offsets at each row's start.
 fn for_rows(w: &Walk, r0: usize, r1: usize, mut f: impl FnMut(&[isize])) {
-    let outer = &w.sizes[..w.sizes.len() - 1];
-    let mut idx: SmallVec<[usize; 8]> = smallvec::smallvec![0; outer.len()];
-    let mut r = r0;
-    for d in (0..outer.len()).rev() {
-        idx[d] = r % outer[d];
-        r /= outer[d];
-    }
-    let mut base: SmallVec<[isize; 8]> = (0..w.offsets.len())
-        .map(|o| {
-            w.offsets[o]
-                + idx
-                    .iter()
-                    .enumerate()
-                    .map(|(d, &i)| i as isize * w.strides[o][d])
-                    .sum::<isize>()
-        })
-        .collect();
+    let mut at = RowCursor::new(w, r0);
     for _ in r0..r1 {
-        f(&base);
+        f(&at.base);
+        at.advance(w);
+    }
+}
+
+/// The operands' offsets at the start of a row of a [`Walk`], stepped row by row
+/// (row-major over the outer dims). A cursor rather than a closure-taking loop for callers
+/// inside a `#[target_feature]` twin: a closure that is not inlined is compiled without
+/// the twin's features.
+pub(super) struct RowCursor {
+    idx: SmallVec<[usize; 8]>,
+    /// Per operand: the offset of the current row's first element.
+    pub(super) base: SmallVec<[isize; 8]>,
+}
+
+impl RowCursor {
+    /// At row `r` of `w`.
+    #[inline(always)]
+    pub(super) fn new(w: &Walk, r: usize) -> Self {
+        let outer = &w.sizes[..w.sizes.len() - 1];
+        let mut idx: SmallVec<[usize; 8]> = smallvec::smallvec![0; outer.len()];
+        let mut r = r;
         for d in (0..outer.len()).rev() {
-            idx[d] += 1;
-            for (o, b) in base.iter_mut().enumerate() {
+            idx[d] = r % outer[d];
+            r /= outer[d];
+        }
+        let base = (0..w.offsets.len())
+            .map(|o| {
+                w.offsets[o]
+                    + idx
+                        .iter()
+                        .enumerate()
+                        .map(|(d, &i)| i as isize * w.strides[o][d])
+                        .sum::<isize>()
+            })
+            .collect();
+        RowCursor { idx, base }
+    }
+
+    /// To the next row.
+    #[inline(always)]
+    pub(super) fn advance(&mut self, w: &Walk) {
+        let outer = &w.sizes[..w.sizes.len() - 1];
+        for d in (0..outer.len()).rev() {
+            self.idx[d] += 1;
+            for (o, b) in self.base.iter_mut().enumerate() {
                 *b += w.strides[o][d];
             }
-            if idx[d] < outer[d] {
+            if self.idx[d] < outer[d] {
                 break;
             }
-            for (o, b) in base.iter_mut().enumerate() {
+            for (o, b) in self.base.iter_mut().enumerate() {
                 *b -= w.strides[o][d] * outer[d] as isize;
             }
-            idx[d] = 0;
+            self.idx[d] = 0;
         }
     }
 }
 
 /// Broadcast strides of `t` to `sizes` (right-aligned; size 1 reads index 0).
-fn bcast_strides<T: AnyElement>(t: &Tensor<T>, sizes: &[i64]) -> Result<Vec<i64>> {
+pub(super) fn bcast_strides<T: AnyElement>(t: &Tensor<T>, sizes: &[i64]) -> Result<Vec<i64>> {
     let nd = sizes.len();
     let shift = nd
         .checked_sub(t.dim())
@@ -551,7 +577,7 @@ fn bcast_strides<T: AnyElement>(t: &Tensor<T>, sizes: &[i64]) -> Result<Vec<i64>
     Ok(st)
 }
 
-fn typed<T: AnyElement>(t: &AnyTensor) -> Result<&Tensor<T>> {
+pub(super) fn typed<T: AnyElement>(t: &AnyTensor) -> Result<&Tensor<T>> {
     t.typed::<T>()
         .ok_or_else(|| Error::invalid("internal: a fused operand of another dtype"))
 }

@@ -314,8 +314,8 @@ impl ProgramDispatcher {
 /// How [`ProgramDispatcher::run_with`] executes the steps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Fuse {
-    /// The specialization's fused chains one pass each (its [`FusionPlan`]), every other
-    /// step from its stored plan.
+    /// The specialization's [`FusionPlan`]: its row segments row by row where the rows fit,
+    /// its fused chains one pass each, every other step from its stored plan.
     #[default]
     Chains,
     /// Every step on its own from its stored plan (`--no-fuse`, Python's `fuse=False`).

@@ -26,6 +26,12 @@
 //! bytes (the chain's leaves instead of the root) and evaluates the chain twice (two `exp`
 //! per element for softmax), so it was not taken.
 //!
+//! # Row segments
+//! After the chains, [`plan_fusion`] decides the row segments (`rows.rs`): runs of steps
+//! reducing over the last dim and broadcasting back, evaluated one row at a time. A segment
+//! holds every chain it touches, so a run whose rows are too short or too long for the row
+//! evaluator runs those chains instead.
+//!
 //! # How a chain runs
 //! At the root's step (a reduction chain: at the reduction's), the block evaluator
 //! (`blocks.rs`) walks the root's layout in memory order in L1-sized blocks; only the root
@@ -38,6 +44,7 @@
 //! justified the block evaluator are in the `program` module docs (the `symstride bench`
 //! program scenarios).
 
+use super::rows::{plan_rows, RowSegment, ROW_MAX, ROW_MIN};
 use super::spec::{Program, StepArg, StepOp};
 use super::trace::Value;
 use crate::op::Op;
@@ -98,13 +105,32 @@ impl FusedChain {
 pub struct FusionPlan {
     /// Disjoint chains.
     pub chains: Vec<FusedChain>,
+    /// Row segments (`rows.rs`), disjoint, each holding every chain it touches (absent in
+    /// plans written before row fusion, and when there is none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<RowSegment>,
 }
 
 impl FusionPlan {
     /// One line per chain, steps numbered from 1 as in guard reasons: `steps 2-4 fused`
     /// (consecutive) or `steps 2, 4, 5 fused`; a reduction chain adds `(reduction 4 in the
     /// loop)`, and `(reduction 4 in the loop, 3 written)` when its input is materialized.
+    /// Then one line per row segment: `steps 1-5 fused row by row at rows of 32-16384
+    /// elements (1, 5 written)` (a run with other rows takes the chains instead).
     pub fn summary(&self) -> Vec<String> {
+        let rows = self.rows.iter().map(|r| {
+            let (a, b) = r.span().unwrap_or_default();
+            let written: Vec<String> = r.written.iter().map(|k| (k + 1).to_string()).collect();
+            let written = match &written[..] {
+                [] => "nothing".to_string(),
+                w => w.join(", "),
+            };
+            format!(
+                "steps {}-{} fused row by row at rows of {ROW_MIN}-{ROW_MAX} elements ({written} written)",
+                a + 1,
+                b + 1,
+            )
+        });
         self.chains
             .iter()
             .zip(self.step_numbers())
@@ -128,6 +154,7 @@ impl FusionPlan {
                     _ => steps,
                 }
             })
+            .chain(rows)
             .collect()
     }
 
@@ -136,8 +163,25 @@ impl FusionPlan {
     pub fn step_numbers(&self) -> Vec<Vec<usize>> {
         self.chains
             .iter()
-            .map(|c| c.steps.iter().map(|k| k + 1).collect())
+            .map(|c| &c.steps)
+            .chain(self.rows.iter().map(|r| &r.steps))
+            .map(|s| s.iter().map(|k| k + 1).collect())
             .collect()
+    }
+
+    /// How many steps a run at these concrete layouts evaluates fused: the steps of every
+    /// row segment whose rows fit ([`RowSegment::fits`]), then those of every chain outside
+    /// them. What [`super::RunStats::fused_steps`] reports.
+    pub fn steps_fused_at(&self, p: &Program, values: &[Value<i64>]) -> usize {
+        let taken: Vec<&RowSegment> = self.rows.iter().filter(|r| r.fits(p, values)).collect();
+        let in_rows = |k: &usize| taken.iter().any(|r| r.steps.contains(k));
+        taken.iter().map(|r| r.steps.len()).sum::<usize>()
+            + self
+                .chains
+                .iter()
+                .filter(|c| !c.steps.iter().any(in_rows))
+                .map(|c| c.steps.len())
+                .sum::<usize>()
     }
 
     /// Per step: the index of its chain, if fused.
@@ -156,7 +200,7 @@ impl FusionPlan {
 
 impl std::fmt::Display for FusionPlan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.chains.is_empty() {
+        if self.chains.is_empty() && self.rows.is_empty() {
             return write!(f, "no fusion");
         }
         write!(f, "{}", self.summary().join("; "))
@@ -180,7 +224,7 @@ pub(super) const FUSABLE: [Op; 12] = [
 
 /// Whether step `k` may be a chain member: a fusable op writing a fresh floating value,
 /// every tensor operand of that dtype, every number a float or an integer.
-fn fusable<I>(p: &Program, values: &[Value<I>], k: usize) -> bool {
+pub(super) fn fusable<I>(p: &Program, values: &[Value<I>], k: usize) -> bool {
     let st = &p.steps[k];
     let me = p.inputs.len() + k;
     let StepOp::Op(op) = st.op else { return false };
@@ -196,7 +240,7 @@ fn fusable<I>(p: &Program, values: &[Value<I>], k: usize) -> bool {
 }
 
 /// The steps reading each value (each reading step once).
-fn readers(p: &Program) -> Vec<Vec<usize>> {
+pub(super) fn readers(p: &Program) -> Vec<Vec<usize>> {
     let n = p.inputs.len() + p.steps.len();
     let mut r: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (k, st) in p.steps.iter().enumerate() {
@@ -212,7 +256,7 @@ fn readers(p: &Program) -> Vec<Vec<usize>> {
 }
 
 /// Reductions a chain may feed.
-const FUSABLE_REDUCTIONS: [ReductionOp; 5] = [
+pub(super) const FUSABLE_REDUCTIONS: [ReductionOp; 5] = [
     ReductionOp::Sum,
     ReductionOp::Mean,
     ReductionOp::Amax,
@@ -221,7 +265,7 @@ const FUSABLE_REDUCTIONS: [ReductionOp; 5] = [
 ];
 
 /// Whether value `me` has a view aliasing it.
-fn aliased<I>(values: &[Value<I>], me: usize) -> bool {
+pub(super) fn aliased<I>(values: &[Value<I>], me: usize) -> bool {
     values
         .iter()
         .enumerate()
@@ -319,7 +363,8 @@ pub fn plan_fusion<I: PartialEq>(p: &Program, values: &[Value<I>]) -> FusionPlan
         };
         chains.push(FusedChain { steps, kind });
     }
-    FusionPlan { chains }
+    let rows = plan_rows(p, values, &chains);
+    FusionPlan { chains, rows }
 }
 
 /// Checks that `plan` is a valid fusion of `p` at these layouts (a plan read from an
@@ -386,6 +431,16 @@ pub fn check_fusion<I: PartialEq>(
                     k + 1
                 ));
             }
+        }
+    }
+    // Row segments, given the (now checked) chains.
+    let decided = plan_rows(p, values, &plan.chains);
+    for (i, seg) in plan.rows.iter().enumerate() {
+        if !decided.contains(seg) || plan.rows[..i].contains(seg) {
+            return bad(format!(
+                "steps {:?} (writing {:?}) are not a row segment of these layouts",
+                seg.steps, seg.written
+            ));
         }
     }
     Ok(())
@@ -461,6 +516,10 @@ mod tests {
                     },
                 },
             ],
+            rows: vec![RowSegment {
+                steps: vec![14, 15, 16],
+                written: vec![14, 16],
+            }],
         };
         assert_eq!(
             plan.summary(),
@@ -468,19 +527,27 @@ mod tests {
                 "steps 2-4 fused",
                 "steps 5, 7 fused",
                 "steps 8-10 fused (reduction 10 in the loop, 9 written)",
-                "steps 11, 13 fused (reduction 13 in the loop)"
+                "steps 11, 13 fused (reduction 13 in the loop)",
+                "steps 15-17 fused row by row at rows of 32-16384 elements (15, 17 written)"
             ]
         );
         assert_eq!(
             FusionPlan {
-                chains: plan.chains[..2].to_vec()
+                chains: plan.chains[..2].to_vec(),
+                ..Default::default()
             }
             .to_string(),
             "steps 2-4 fused; steps 5, 7 fused"
         );
         assert_eq!(
             plan.step_numbers(),
-            vec![vec![2, 3, 4], vec![5, 7], vec![8, 9, 10], vec![11, 13]]
+            vec![
+                vec![2, 3, 4],
+                vec![5, 7],
+                vec![8, 9, 10],
+                vec![11, 13],
+                vec![15, 16, 17]
+            ]
         );
         assert_eq!(FusionPlan::default().to_string(), "no fusion");
     }

@@ -56,6 +56,14 @@
 //! channels merged into one row along which the `[64, 1, 1]` bias is periodic (one
 //! pre-tiled buffer per task instead of a block per 64-element row).
 //!
+//! Above the chains, a **row segment** (`rows.rs`, [`RowSegment`]) is a run of steps that
+//! reduce over the last dim with `keepdim` and broadcast the result back: softmax
+//! (`amax, sub, exp, sum, div`) and layer norm (all seven steps) are each one segment,
+//! evaluated one row at a time with the row in L1, so the input is read once and only the
+//! values needed later are written (`steps 1-5 fused row by row at rows of 32-16384
+//! elements (5 written)`). A run takes it when its rows have [`ROW_MIN`]..=[`ROW_MAX`]
+//! elements, else the chains inside it ([`FusionPlan::steps_fused_at`]).
+//!
 //! The plan is decided at compile time: each [`ProgramSpecialization`] holds the plan of
 //! its symbolic trace (sizes compared as expressions, so it holds at every binding the
 //! guards admit; the property tests check it equals the plan decided on the concrete
@@ -194,6 +202,7 @@
 //! | `exec.rs` | [`execute`]: inputs by the fill formula, every step on real data (the per-element reference) |
 //! | `fuse.rs` | [`FusionPlan`]: which chains run as one pass, elementwise or feeding a reduction ([`plan_fusion`], [`check_fusion`]) |
 //! | `blocks.rs` | the block evaluator of fused chains: memory-order walk, periodic broadcast operands, writes or folds each block |
+//! | `rows.rs` | row segments ([`RowSegment`]): steps reducing over the last dim and broadcasting back, evaluated row by row |
 //! | `run.rs` | [`run_program`]: every step through the vectorized kernels, views aliasing, dead buffers reused |
 //! | `cover.rs` | [`cover_program`]: the `--cover` proof (`aot`'s, generic over [`crate::aot::CoverTarget`]) over a program's traces |
 //! | `golden.rs` | answers to golden `program` lines and their comparison (tolerances) |
@@ -205,6 +214,7 @@ mod dispatch;
 mod exec;
 mod fuse;
 pub mod golden;
+mod rows;
 mod run;
 mod spec;
 mod specialize;
@@ -234,6 +244,7 @@ pub use exec::{execute, fill_value, Data, Executed};
 pub use fuse::{
     check_fusion, plan_fusion, ChainKind, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK,
 };
+pub use rows::{RowSegment, ROW_MAX, ROW_MIN};
 pub use run::{
     fill_inputs, run_program, run_program_fused, run_program_planned, run_program_stats,
     run_program_with, tensor_values, RunOptions, RunStats,

@@ -37,6 +37,7 @@
 use super::blocks::{run_chain, Sink};
 use super::exec::fill_value;
 use super::fuse::{check_fusion, compile, ChainKind, FusionPlan};
+use super::rows::{compile_rows, run_rows};
 use super::spec::{Program, StepArg, StepOp};
 use super::stepplan::StepPlan;
 use super::trace::{in_step, Value};
@@ -382,8 +383,26 @@ fn run_inner(
         .iter()
         .map(|c| compile(p, c))
         .collect::<Result<Vec<_>>>()?;
+    // Row segments this run takes (rows short enough), and per step its segment.
+    let mut segment_of: Vec<Option<usize>> = vec![None; p.steps.len()];
+    let mut row_code = Vec::with_capacity(fusion.rows.len());
+    for (s, seg) in fusion.rows.iter().enumerate() {
+        if !seg.fits(p, values) {
+            row_code.push(None);
+            continue;
+        }
+        row_code.push(Some(compile_rows(p, values, seg)?));
+        for &k in &seg.steps {
+            if let Some(slot) = segment_of.get_mut(k) {
+                *slot = Some(s);
+            }
+        }
+    }
     let at: Vec<usize> = (0..p.steps.len())
-        .map(|k| chain_of[k].map_or(k, |c| *fusion.chains[c].steps.last().unwrap_or(&k)))
+        .map(|k| match segment_of[k] {
+            Some(s) => fusion.rows[s].span().map_or(k, |(_, last)| last),
+            None => chain_of[k].map_or(k, |c| *fusion.chains[c].steps.last().unwrap_or(&k)),
+        })
         .collect();
     let live = Liveness::new(p, values, &at);
     let mut free = FreeList::default();
@@ -403,6 +422,39 @@ fn run_inner(
     for k in 0..p.steps.len() {
         let me = n_in + k;
         let label = &p.steps[k].label;
+        if let Some(s) = segment_of[k] {
+            // A row segment runs at its last step and writes every value needed after it.
+            if at[k] != k {
+                continue;
+            }
+            let (seg, code) = (&fusion.rows[s], row_code[s].as_ref());
+            let code = code.ok_or_else(|| Error::invalid("internal: a row segment not compiled"))?;
+            let leaves = code
+                .leaves
+                .iter()
+                .map(|&l| {
+                    tensors[l].as_ref().ok_or_else(|| {
+                        Error::invalid(format!("internal: value `{}` was freed", p.names[l]))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let outs = seg
+                .written
+                .iter()
+                .map(|&j| Ok(target(&values[n_in + j], n_in + j, &live, &mut free, &mut stats)?.0))
+                .collect::<Result<Vec<_>>>()?;
+            run_rows(code, &leaves, &outs.iter().collect::<Vec<_>>(), cfg)
+                .map_err(|e| in_step(e, label))?;
+            drop(leaves);
+            for (t, &j) in outs.into_iter().zip(&seg.written) {
+                let v = &values[n_in + j];
+                check_layout(&p.steps[j].label, &t, v, Some(v.offset))?;
+                tensors[n_in + j] = Some(t);
+            }
+            stats.fused_steps += seg.steps.len();
+            release(&live, k, me, values, &mut tensors, &mut free);
+            continue;
+        }
         let t = match chain_of[k] {
             // A chain member below the root: never materialized.
             Some(_) if at[k] != k => continue,
@@ -484,18 +536,7 @@ fn run_inner(
         let own = values[values[me].storage].storage >= n_in;
         check_layout(label, &t, &values[me], own.then_some(values[me].offset))?;
         tensors[me] = Some(t);
-        for s in live.dead_after(k, me).collect::<Vec<_>>() {
-            // The allocating value's tensor holds the storage; every alias of it is dropped.
-            let owner = tensors[s].take();
-            for (v, t) in tensors.iter_mut().enumerate() {
-                if values[v].storage == s {
-                    *t = None;
-                }
-            }
-            if let Some(owner) = owner {
-                free.buffers.push(owner);
-            }
-        }
+        release(&live, k, me, values, &mut tensors, &mut free);
     }
     let outs = p
         .outputs
@@ -507,6 +548,29 @@ fn run_inner(
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((outs, stats))
+}
+
+/// Frees the storages whose last reader is step `k` (`me` its value): the allocating
+/// value's tensor holds the storage and goes to the free list; every alias of it is dropped.
+fn release(
+    live: &Liveness,
+    k: usize,
+    me: usize,
+    values: &[Value<i64>],
+    tensors: &mut [Option<AnyTensor>],
+    free: &mut FreeList,
+) {
+    for s in live.dead_after(k, me).collect::<Vec<_>>() {
+        let owner = tensors[s].take();
+        for (v, t) in tensors.iter_mut().enumerate() {
+            if values[v].storage == s {
+                *t = None;
+            }
+        }
+        if let Some(owner) = owner {
+            free.buffers.push(owner);
+        }
+    }
 }
 
 /// The tensor a step writes: a dead storage when one fits and the value is not pinned, else

@@ -7,7 +7,9 @@
 //! * **inner reduction** — the innermost reduced dim is contiguous in the input: each
 //!   output reduces slices of memory in leaves of [`LEAF`] elements combined pairwise. A
 //!   leaf is the reducer's hand-written AVX2 fold when it has one
-//!   ([`Reducer::fold_run_avx2`]; today the float32 `sum`/`mean`), else [`LANES`]
+//!   ([`Reducer::fold_run_avx2`]; today the float32 `sum`/`mean`, and the float32 and
+//!   float64 `amax`/`amin`, which decline a run holding a NaN or whose extreme is a zero so
+//!   that the generic lanes decide which NaN or which zero, see `reduce::simd`), else [`LANES`]
 //!   independent accumulators that the compiler turns into SIMD registers. Rows of at most
 //!   one leaf (`sum(-1)` of a `[65536, 256]` matrix) are folded four at a time when the
 //!   reducer has a four-row fold ([`Reducer::fold_runs4_avx2`]): row `i` of each quarter of
