@@ -969,6 +969,19 @@ fn dispatcher_runs_stored_plans_on_inputs_at_an_offset() {
     }
 }
 
+/// Stride expressions of a dense layout of sizes `names` whose memory order (outermost
+/// first) is permutation `perm` (0..6) of the three dims.
+fn strides_in_order(names: [&str; 3], perm: usize) -> Vec<String> {
+    let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+    let mut strides = vec![String::new(); 3];
+    let mut acc = "1".to_string();
+    for &d in orders[perm].iter().rev() {
+        strides[d] = acc.clone();
+        acc = format!("{acc}*{}", names[d]);
+    }
+    strides
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(160))]
 
@@ -993,16 +1006,7 @@ proptest! {
         threads in 0usize..3,
     ) {
         use serde_json::json;
-        let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
-        // Strides of a layout whose memory order (outermost first) is `orders[perm]`.
-        let names = ["a", "b", "c"];
-        let order = orders[perm];
-        let mut strides = vec![String::new(); 3];
-        let mut acc = "1".to_string();
-        for &d in order.iter().rev() {
-            strides[d] = acc.clone();
-            acc = format!("{acc}*{}", names[d]);
-        }
+        let strides = strides_in_order(["a", "b", "c"], perm);
         let dtype = if f64_ { "float64" } else { "float32" };
         let x = json!({"name": "x", "sizes": ["a", "b", "c"], "strides": strides, "dtype": dtype});
         let w = if bias_c {
@@ -1236,14 +1240,7 @@ proptest! {
     ) {
         use serde_json::json;
         let (bin, una, red0, red1, last) = ops;
-        let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
-        let names = ["a", "b", "k"];
-        let mut strides = vec![String::new(); 3];
-        let mut acc = "1".to_string();
-        for &d in orders[perm].iter().rev() {
-            strides[d] = acc.clone();
-            acc = format!("{acc}*{}", names[d]);
-        }
+        let strides = strides_in_order(["a", "b", "k"], perm);
         let dtype = if f64_ { "float64" } else { "float32" };
         let x = json!({"name": "x", "sizes": ["a", "b", "k"], "strides": strides, "dtype": dtype});
         let w = if per_column {

@@ -53,7 +53,7 @@ use crate::kernel::{
 };
 use crate::op::{AnyElement, AnyTensor, Op};
 use crate::reduce::{Amax, Amin, Mean, Prod, ReduceElement, Reducer, ReductionOp, Sum};
-use crate::tensor::{FloatElement, Tensor};
+use crate::tensor::{FloatElement, ReadGuard, Tensor, WriteGuard};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use smallvec::SmallVec;
@@ -288,9 +288,26 @@ pub(super) fn walk(
 }
 
 /// Raw base pointers of the operands (outputs, then leaves), shared by the rayon tasks.
-struct Ptrs<T> {
-    outs: SmallVec<[*mut T; 2]>,
-    leaves: SmallVec<[*const T; 4]>,
+pub(super) struct Ptrs<T> {
+    pub(super) outs: SmallVec<[*mut T; 2]>,
+    pub(super) leaves: SmallVec<[*const T; 4]>,
+}
+
+/// The borrows [`Ptrs::borrow`] holds: every output exclusively, every leaf shared.
+pub(super) type Borrows<'a> = (Vec<WriteGuard<'a>>, Vec<ReadGuard<'a>>);
+
+impl<T: AnyElement> Ptrs<T> {
+    /// Borrows the storages of `outs` (exclusively) and `ins` (shared) for as long as the
+    /// returned guards live, and takes their base pointers.
+    pub(super) fn borrow<'a>(outs: &[&'a Tensor<T>], ins: &[&'a Tensor<T>]) -> Result<(Self, Borrows<'a>)> {
+        let w = outs.iter().map(|t| t.storage().write()).collect::<Result<Vec<_>>>()?;
+        let r = ins.iter().map(|t| t.storage().read()).collect::<Result<Vec<_>>>()?;
+        let ptrs = Ptrs {
+            outs: outs.iter().map(|t| t.storage().ptr()).collect(),
+            leaves: ins.iter().map(|t| t.storage().ptr() as *const T).collect(),
+        };
+        Ok((ptrs, (w, r)))
+    }
 }
 // SAFETY: the pointed-to storages are borrowed (the outputs exclusively, the leaves shared)
 // for the whole evaluation; tasks write disjoint output elements (distinct rows of a
@@ -678,18 +695,7 @@ where
     }
     let n_out = outs.len();
     let numel: i64 = sizes.iter().product();
-    let _out_guards = outs
-        .iter()
-        .map(|t| t.storage().write())
-        .collect::<Result<Vec<_>>>()?;
-    let _leaf_guards = ins
-        .iter()
-        .map(|t| t.storage().read())
-        .collect::<Result<Vec<_>>>()?;
-    let ptrs = Ptrs {
-        outs: outs.iter().map(|t| t.storage().ptr()).collect(),
-        leaves: ins.iter().map(|t| t.storage().ptr() as *const T).collect(),
-    };
+    let (ptrs, _borrows) = Ptrs::borrow(&outs, &ins)?;
     let parallel = rayon::current_num_threads() > 1 && numel >= 2 * cfg.grain_size.max(1) as i64;
     let tasks = rayon::current_num_threads() * cfg.tasks_per_thread.max(1);
     match red {

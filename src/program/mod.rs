@@ -151,6 +151,22 @@
 //!   (per-round ratio 0.49-0.63, median 0.51) and 38.3 ms for the previous binary (ratio
 //!   median 0.63). The step-by-step softmax (the op table's `exp` kernel, AVX2 burst twin)
 //!   moved the same way (23.4-26.3 ms against 38.3-42.7).
+//! * **Row segments** (28 Nov, Intel Xeon guest with a 260 MiB L3; `rows.rs`). `perf` of
+//!   the chains-only plans (2 threads, probe of 30 runs): layer norm spent 28% of its time
+//!   in each of `sub` and `div` (SSE2, plain stores: fixed in the kernels, see `kernel`),
+//!   and softmax 25% in its `amax` (the generic fold, now an AVX2 fold) and ~50% in the
+//!   `sub, exp, sum` chain writing `exp` for the `div`. With those fixed, chains only:
+//!   softmax 22 ms, layer norm 14 ms. Row by row (the whole program one row at a time, the
+//!   input read once, only the output written): 15.8 and 7.4 ms in the probe; the bench of
+//!   02:52 UTC (`--reps 11`, wall) reads `softmax_lastdim_16M_fused` 14.3 ms (step by step
+//!   24.2) and `layernorm_16M_fused` 6.3 ms (step by step 13.9), against PyTorch 2.15 in
+//!   the same minute: `torch.softmax` 22.7 ms (0.63 of it; target at most 1.0), the eager
+//!   softmax 63.1 ms (0.23; target at most 0.5), `layer_norm` 24.1 ms, the eager layer
+//!   norm 60.8 ms (0.10). `conv_epilogue_cl_6M_fused` (a chain, no reduction) 1.18 ms
+//!   against 2.41 eager (0.49; target at most 0.5). Row length against the chains
+//!   (softmax of 16M f32): see [`ROW_MIN`]. What is left in the softmax row loop is the
+//!   `exp` polynomial (the hottest instructions in `perf`) and the first read of each row
+//!   by the `amax` (24% of the samples).
 //!
 //! Earlier (first version): the per-block operand lists were heap-allocated and the conv
 //! epilogue ran at 50.7 ms fused against 16.7 ms step by step under load; small inline

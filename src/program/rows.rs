@@ -39,7 +39,7 @@
 //! run's within float rounding. The row loop is compiled twice, for the x86-64 baseline and
 //! for AVX2 (chosen at run time under `Simd::Auto`), as the block evaluator is.
 
-use super::blocks::{bcast_strides, eval, store, typed, use_avx2, Opnd, RowCursor, Walk};
+use super::blocks::{bcast_strides, eval, store, typed, use_avx2, Opnd, Ptrs, RowCursor, Walk};
 use super::fuse::{aliased, fusable, readers, FusedChain, FUSABLE, FUSABLE_REDUCTIONS};
 use super::spec::{Program, StepArg, StepOp};
 use super::trace::Value;
@@ -343,17 +343,6 @@ pub(crate) fn run_rows(
     }
 }
 
-/// Raw pointers shared by the tasks.
-struct RowPtrs<T> {
-    outs: SmallVec<[*mut T; 2]>,
-    leaves: SmallVec<[*const T; 4]>,
-}
-// SAFETY: the storages are borrowed (outputs exclusively, leaves shared) for the whole
-// evaluation; tasks write disjoint rows of non-overlapping outputs and only read leaves.
-unsafe impl<T: Send> Send for RowPtrs<T> {}
-// SAFETY: as above.
-unsafe impl<T: Sync> Sync for RowPtrs<T> {}
-
 fn run_typed<T>(
     code: &RowCode,
     leaves: &[&AnyTensor],
@@ -404,18 +393,7 @@ where
     if rows == 0 {
         return Ok(());
     }
-    let _out_guards = outs
-        .iter()
-        .map(|t| t.storage().write())
-        .collect::<Result<Vec<_>>>()?;
-    let _leaf_guards = ins
-        .iter()
-        .map(|t| t.storage().read())
-        .collect::<Result<Vec<_>>>()?;
-    let ptrs = RowPtrs {
-        outs: outs.iter().map(|t| t.storage().ptr()).collect(),
-        leaves: ins.iter().map(|t| t.storage().ptr() as *const T).collect(),
-    };
+    let (ptrs, _borrows) = Ptrs::borrow(&outs, &ins)?;
     let stream: SmallVec<[bool; 2]> = outs.iter().map(|t| stream_output::<T>(t.numel() as usize)).collect();
     let w = Walk {
         sizes: sizes.iter().map(|&z| z as usize).collect(),
@@ -458,13 +436,14 @@ where
 struct Job<'a, T> {
     code: &'a RowCode,
     w: &'a Walk,
-    ptrs: &'a RowPtrs<T>,
+    ptrs: &'a Ptrs<T>,
     k_len: usize,
     stream: &'a [bool],
     simd: Simd,
 }
 
-// SAFETY: see `RowPtrs`; the rest is shared read-only.
+// SAFETY: see `Ptrs` (tasks write disjoint rows of non-overlapping outputs and only read
+// the leaves); the rest is shared read-only.
 unsafe impl<T: Send> Sync for Job<'_, T> {}
 
 /// Folds a row with reducer `r` as the kernels fold a reduction: leaves of [`LEAF`] values,

@@ -429,15 +429,7 @@ fn run_inner(
             }
             let (seg, code) = (&fusion.rows[s], row_code[s].as_ref());
             let code = code.ok_or_else(|| Error::invalid("internal: a row segment not compiled"))?;
-            let leaves = code
-                .leaves
-                .iter()
-                .map(|&l| {
-                    tensors[l].as_ref().ok_or_else(|| {
-                        Error::invalid(format!("internal: value `{}` was freed", p.names[l]))
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
+            let leaves = live_tensors(p, &tensors, &code.leaves)?;
             let outs = seg
                 .written
                 .iter()
@@ -460,15 +452,7 @@ fn run_inner(
             Some(_) if at[k] != k => continue,
             Some(c) => {
                 let chain = &compiled[c];
-                let leaves = chain
-                    .leaves
-                    .iter()
-                    .map(|&l| {
-                        tensors[l].as_ref().ok_or_else(|| {
-                            Error::invalid(format!("internal: value `{}` was freed", p.names[l]))
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
+                let leaves = live_tensors(p, &tensors, &chain.leaves)?;
                 let fc = &fusion.chains[c];
                 let root = n_in + *fc.members().last().unwrap_or(&k);
                 let (out, _) = target(&values[me], me, &live, &mut free, &mut stats)?;
@@ -548,6 +532,21 @@ fn run_inner(
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((outs, stats))
+}
+
+/// The tensors of values `ids` (a fused chain's or row segment's leaves), all still live.
+fn live_tensors<'a>(
+    p: &Program,
+    tensors: &'a [Option<AnyTensor>],
+    ids: &[usize],
+) -> Result<Vec<&'a AnyTensor>> {
+    ids.iter()
+        .map(|&l| {
+            tensors[l].as_ref().ok_or_else(|| {
+                Error::invalid(format!("internal: value `{}` was freed", p.names[l]))
+            })
+        })
+        .collect()
 }
 
 /// Frees the storages whose last reader is step `k` (`me` its value): the allocating

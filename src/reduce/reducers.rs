@@ -369,6 +369,29 @@ macro_rules! sum_kernel_hooks {
     };
 }
 
+/// The AVX2 kernel hooks of `amax` (`max`) and `amin`: the element type's hand-written
+/// extreme fold ([`ReduceElement::extreme_run_avx2`]), per run and for four rows.
+macro_rules! extreme_kernel_hooks {
+    ($max:expr) => {
+        #[cfg(target_arch = "x86_64")]
+        #[inline(always)]
+        unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T> {
+            // SAFETY: the caller guarantees AVX2 and FMA.
+            unsafe { T::extreme_run_avx2(xs, $max) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        #[inline(always)]
+        unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T; 4]> {
+            let mut out = [T::lowest(); 4];
+            for (o, r) in out.iter_mut().zip(rows) {
+                // SAFETY: the caller guarantees AVX2 and FMA.
+                *o = unsafe { T::extreme_run_avx2(r, $max) }?;
+            }
+            Some(out)
+        }
+    };
+}
+
 /// `sum`: floats accumulate in `f64` (more accurate than PyTorch's float32 cascade, see
 /// [`ReduceElement::SumAcc`]), integers and `bool` in `int64` with wrapping.
 #[derive(Clone, Copy, Debug, Default)]
@@ -499,22 +522,7 @@ impl<T: ReduceElement> Reducer<T> for Amax {
     fn finish(&self, acc: T, _: i64) -> T {
         acc
     }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T> {
-        // SAFETY: the caller guarantees AVX2 and FMA.
-        unsafe { T::extreme_run_avx2(xs, true) }
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T; 4]> {
-        let mut out = [T::lowest(); 4];
-        for (o, r) in out.iter_mut().zip(rows) {
-            // SAFETY: the caller guarantees AVX2 and FMA.
-            *o = unsafe { T::extreme_run_avx2(r, true) }?;
-        }
-        Some(out)
-    }
+    extreme_kernel_hooks!(true);
 }
 
 impl<T: ReduceElement> Reducer<T> for Amin {
@@ -537,22 +545,7 @@ impl<T: ReduceElement> Reducer<T> for Amin {
     fn finish(&self, acc: T, _: i64) -> T {
         acc
     }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_run_avx2(&self, xs: &[T], _: i64) -> Option<T> {
-        // SAFETY: the caller guarantees AVX2 and FMA.
-        unsafe { T::extreme_run_avx2(xs, false) }
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn fold_runs4_avx2(&self, rows: [&[T]; 4]) -> Option<[T; 4]> {
-        let mut out = [T::lowest(); 4];
-        for (o, r) in out.iter_mut().zip(rows) {
-            // SAFETY: the caller guarantees AVX2 and FMA.
-            *o = unsafe { T::extreme_run_avx2(r, false) }?;
-        }
-        Some(out)
-    }
+    extreme_kernel_hooks!(false);
 }
 
 /// The better of two `(value, index)` candidates (index -1: none): NaN first, then the
