@@ -383,7 +383,8 @@ impl PyArtifact {
     /// `run` with options: `retrace=False` raises `GuardError` for inputs no
     /// specialization admits (instead of tracing and caching one), and for inputs whose
     /// strides are not the spec's layouts (instead of planning for them); `fuse=False` runs
-    /// every step on its own instead of the specialization's fused chains (`fused()`).
+    /// every step on its own instead of the specialization's fused chains and row segments
+    /// (`fused()`).
     #[pyo3(signature = (arrays, *, retrace=true, fuse=true))]
     fn run_with<'py>(
         &self,
@@ -397,7 +398,9 @@ impl PyArtifact {
 
     /// The steps `run` evaluates in one pass, per fused chain, numbered from 1 as in the
     /// guards' reasons (e.g. `[[5, 6]]`: steps 5 and 6 run as one pass and only step 6's
-    /// value is written to memory), of specialization `specialization`.
+    /// value is written to memory), then per row segment (steps reducing over the last dim
+    /// and broadcasting back, run one row at a time where the rows have 32 to 16384
+    /// elements, else as the chains inside them), of specialization `specialization`.
     #[pyo3(signature = (specialization=0))]
     fn fused(&self, specialization: usize) -> PyResult<Vec<Vec<usize>>> {
         self.inner
