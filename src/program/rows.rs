@@ -98,14 +98,6 @@ impl RowSegment {
     }
 }
 
-/// A step's part in a segment over rows of `full` (per-row values of sizes `per_row`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    Row,
-    PerRow,
-    Reduce,
-}
-
 /// Whether a reduction step reduces exactly the last of `nd` dims.
 fn last_dim_only(st: &super::spec::Step, nd: usize) -> bool {
     let last = |d: i64| nd >= 1 && (d == -1 || d == nd as i64 - 1);
@@ -116,45 +108,39 @@ fn last_dim_only(st: &super::spec::Step, nd: usize) -> bool {
     }
 }
 
-fn role<I: PartialEq>(
+/// Whether step `k` may be in a segment over rows of sizes `full` in `dtype`: an
+/// elementwise step of the fusion table whose value has sizes `full` (a row) or `per_row`
+/// (one number per row), or a reduction of a row over its last dim with `keepdim`.
+fn in_segment<I: PartialEq>(
     p: &Program,
     values: &[Value<I>],
     k: usize,
     full: &[I],
     per_row: &[I],
     dtype: DType,
-) -> Option<Role> {
+) -> bool {
     let me = p.inputs.len() + k;
     let st = &p.steps[k];
     let v = &values[me];
     if v.dtype != dtype {
-        return None;
+        return false;
     }
     match st.op {
-        StepOp::Op(_) if fusable(p, values, k) => {
-            if v.sizes == full {
-                Some(Role::Row)
-            } else if v.sizes == per_row {
-                Some(Role::PerRow)
-            } else {
-                None
-            }
-        }
+        StepOp::Op(_) => fusable(p, values, k) && (v.sizes == full || v.sizes == per_row),
         StepOp::Reduce(op) => {
             let Some(StepArg::Value(i)) = st.args.first() else {
-                return None;
+                return false;
             };
-            let ok = FUSABLE_REDUCTIONS.contains(&op)
+            FUSABLE_REDUCTIONS.contains(&op)
                 && st.keepdim
                 && matches!(dtype, DType::F32 | DType::F64)
                 && v.storage == me
                 && values[*i].dtype == dtype
                 && values[*i].sizes == full
                 && v.sizes == per_row
-                && last_dim_only(st, full.len());
-            ok.then_some(Role::Reduce)
+                && last_dim_only(st, full.len())
         }
-        _ => None,
+        _ => false,
     }
 }
 
@@ -183,7 +169,7 @@ pub(crate) fn plan_rows<I: PartialEq>(
         }
         let (full, per_row) = (&values[*i].sizes, &values[n_in + r].sizes);
         let dtype = values[n_in + r].dtype;
-        let ok = |k: usize| role(p, values, k, full, per_row, dtype).is_some();
+        let ok = |k: usize| in_segment(p, values, k, full, per_row, dtype);
         if !ok(r) {
             continue;
         }
@@ -362,11 +348,7 @@ where
     let outs: Vec<&Tensor<T>> = outs.iter().map(|t| typed::<T>(t)).collect::<Result<_>>()?;
     let ins: Vec<&Tensor<T>> = leaves.iter().map(|t| typed::<T>(t)).collect::<Result<_>>()?;
     for (t, &i) in outs.iter().zip(&code.written) {
-        let row = match &code.instrs[i] {
-            Instr::Elem { row, .. } => *row,
-            Instr::Reduce { .. } => false,
-        };
-        let want: &[i64] = if row { sizes } else { &per_row };
+        let want: &[i64] = if is_row(&code.instrs[i]) { sizes } else { &per_row };
         if t.sizes() != want {
             return Err(Error::invalid("internal: a row segment's output of other sizes"));
         }
@@ -384,10 +366,12 @@ where
             });
         }
     }
-    let mut operands: Vec<(Vec<i64>, i64)> = Vec::new();
-    for t in outs.iter().chain(&ins) {
-        operands.push((bcast_strides(*t, sizes)?, t.storage_offset()));
-    }
+    // Per operand (outputs, then leaves): its strides broadcast to the rows' sizes.
+    let strides = outs
+        .iter()
+        .chain(&ins)
+        .map(|t| Ok(bcast_strides(*t, sizes)?.iter().map(|&s| s as isize).collect()))
+        .collect::<Result<Vec<Vec<isize>>>>()?;
     let k_len = sizes[nd - 1] as usize;
     let rows: usize = sizes[..nd - 1].iter().product::<i64>() as usize;
     if rows == 0 {
@@ -397,13 +381,10 @@ where
     let stream: SmallVec<[bool; 2]> = outs.iter().map(|t| stream_output::<T>(t.numel() as usize)).collect();
     let w = Walk {
         sizes: sizes.iter().map(|&z| z as usize).collect(),
-        strides: operands
-            .iter()
-            .map(|(st, _)| st.iter().map(|&s| s as isize).collect())
-            .collect(),
-        offsets: operands.iter().map(|o| o.1 as isize).collect(),
+        offsets: outs.iter().chain(&ins).map(|t| t.storage_offset() as isize).collect(),
         period: 0,
-        periodic: vec![false; operands.len()],
+        periodic: vec![false; strides.len()],
+        strides,
     };
     let avx2 = use_avx2(cfg.simd);
     let job = Job {
