@@ -239,6 +239,35 @@ fn usage_errors_do_not_panic() {
     }
 }
 
+/// `bench --json`: every selected scenario has its median, and a bandwidth scenario its
+/// ratios to the 64 MiB copy and to a copy of its own bytes, except one below 1 MiB (whose
+/// copy would time thread dispatch), which has no same-bytes ratio.
+#[test]
+fn bench_json_has_both_copy_ratios() {
+    let r = run(&[
+        "bench",
+        "--json",
+        "--reps",
+        "1",
+        "--threads",
+        "2",
+        "--only",
+        "to_channels_last_1M,add_small_dispatch,dispatch_cached_4d",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).expect("one JSON object");
+    let positive = |x: &serde_json::Value| x.as_f64().is_some_and(|x| x.is_finite() && x > 0.0);
+    for name in ["to_channels_last_1M", "add_small_dispatch", "dispatch_cached_4d"] {
+        assert!(positive(&v["median_s"][name]), "{name}: {v}");
+    }
+    assert!(positive(&v["vs_copy"]["to_channels_last_1M"]), "{v}");
+    assert!(positive(&v["vs_copy_same_bytes"]["to_channels_last_1M"]), "{v}");
+    assert!(positive(&v["vs_copy"]["add_small_dispatch"]), "{v}");
+    assert!(v["vs_copy_same_bytes"].get("add_small_dispatch").is_none(), "{v}");
+    assert!(v["vs_copy"].get("dispatch_cached_4d").is_none(), "{v}");
+    assert!(v["vs_copy_same_bytes"].get("dispatch_cached_4d").is_none(), "{v}");
+}
+
 /// Commands reading a plan, a spec or bindings: a missing or garbage file, or bad
 /// bindings, is an error naming it, never a panic.
 #[test]

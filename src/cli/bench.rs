@@ -581,10 +581,61 @@ struct Measured {
     /// ([`measure`]); `None` for scenarios that move no tensor data, and for the reference
     /// itself.
     vs_copy: Option<f64>,
+    /// This scenario's bandwidth over that of a parallel copy moving the same number of
+    /// bytes (half read, half written), timed right around it as well ([`SizedCopy`]);
+    /// `None` where `vs_copy` is, and below [`SAME_BYTES_MIN`].
+    vs_same_bytes: Option<f64>,
+}
+
+/// The second physical reference: the same parallel copy as [`COPY_REFERENCE`], resized to
+/// move each scenario's own byte count (`bytes / 2` read, `bytes / 2` written, from the
+/// front of two buffers sized for the largest selected scenario).
+///
+/// Why: copy bandwidth depends on the working set. On the 260 MiB-L3 Xeon host of 28 Nov
+/// (2 threads, `kernel::parallel_copy`, 04:25 UTC, two runs) a copy moving 2 x 64 MiB ran at
+/// 63 GB/s, 2 x 128 MiB at 47-55 GB/s and 2 x 192 MiB at 39 GB/s: the 64 MiB reference
+/// largely stays in the L3 between runs while the 8-byte binary ops' 384 MiB stream from
+/// DRAM. `add_f64_16M` then read 0.60x of the 64 MiB copy at 40 GB/s, the bandwidth of a copy
+/// of its own bytes. Both ratios are printed: the 64 MiB one compares every row with one
+/// fixed copy, this one with what the machine does for that many bytes.
+struct SizedCopy {
+    src: Vec<f32>,
+    dst: Vec<f32>,
+}
+
+impl SizedCopy {
+    /// Buffers for copies of up to `bytes / 2` bytes each way.
+    fn new(bytes: f64) -> Self {
+        let len = Self::len(bytes);
+        SizedCopy {
+            src: random(len, 13),
+            dst: vec![0.0; len],
+        }
+    }
+
+    /// Elements copied for a scenario moving `bytes` (at least one).
+    fn len(bytes: f64) -> usize {
+        ((bytes / (2.0 * F)).round() as usize).max(1)
+    }
+
+    /// `inner` copies moving `bytes`.
+    fn run(&mut self, bytes: f64, inner: usize) -> Result<()> {
+        let len = Self::len(bytes).min(self.src.len());
+        for _ in 0..inner {
+            parallel_copy(&mut self.dst[..len], black_box(&self.src[..len]))?;
+            black_box(&self.dst);
+        }
+        Ok(())
+    }
 }
 
 /// Timed copies before and after each bandwidth scenario's runs (see [`measure`]).
 const COPIES_AROUND: usize = 5;
+
+/// Smallest scenario (bytes moved per call) given a same-bytes copy ([`SizedCopy`]): below
+/// it the parallel copy is its thread dispatch (`add_small_dispatch`'s ~1.4 KB copied over 2
+/// threads took ~15 us, 13x the op), not a bandwidth.
+const SAME_BYTES_MIN: f64 = (1 << 20) as f64;
 
 /// Every selected scenario, median of `args.reps` calls each.
 ///
@@ -628,6 +679,12 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
         args.only.as_ref().is_none_or(|f| f.split(',').any(|p| !p.is_empty() && name.contains(p)))
     };
     (copy.run)()?; // warm-up
+    let largest = all
+        .iter()
+        .filter(|s| selected(s.name) && s.bytes >= SAME_BYTES_MIN)
+        .map(|s| s.bytes)
+        .fold(0.0, f64::max);
+    let mut sized = SizedCopy::new(largest);
     let mut out = Vec::new();
     // The reference row, in its old place (after the scenarios before it).
     let mut order: Vec<Option<Scenario>> = all.into_iter().map(Some).collect();
@@ -648,6 +705,7 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
                         min,
                         bytes: copy.bytes,
                         vs_copy: None,
+                        vs_same_bytes: None,
                     });
                 }
                 continue;
@@ -659,7 +717,9 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
         let bandwidth = s.bytes > 0.0;
         // The copy's bandwidth right around this scenario: timed copies before and after
         // its runs (the first one untimed, so each timed copy follows a copy).
-        let mut copies = Vec::new();
+        // The same for the copy of the scenario's own bytes, outside those (so the
+        // scenario's runs follow the 64 MiB copies, as before this reference existed).
+        let (mut copies, mut same) = (Vec::new(), Vec::new());
         let mut copy_times = |n: usize, copies: &mut Vec<f64>| -> Result<()> {
             (copy.run)()?;
             for _ in 0..n {
@@ -667,7 +727,17 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
             }
             Ok(())
         };
+        let mut sized_times = |n: usize, same: &mut Vec<f64>| -> Result<()> {
+            sized.run(s.bytes, s.inner)?;
+            for _ in 0..n {
+                same.push(timed(&mut || sized.run(s.bytes, s.inner))? / s.inner as f64);
+            }
+            Ok(())
+        };
         if bandwidth {
+            if s.bytes >= SAME_BYTES_MIN {
+                sized_times(COPIES_AROUND, &mut same)?;
+            }
             copy_times(COPIES_AROUND, &mut copies)?;
         }
         (s.run)()?; // warm-up (page faults, pool fill)
@@ -677,6 +747,9 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
         }
         if bandwidth {
             copy_times(COPIES_AROUND, &mut copies)?;
+            if s.bytes >= SAME_BYTES_MIN {
+                sized_times(COPIES_AROUND, &mut same)?;
+            }
         }
         let min = times.iter().copied().fold(f64::INFINITY, f64::min);
         let t = median(times);
@@ -686,6 +759,8 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
             min,
             bytes: s.bytes,
             vs_copy: bandwidth.then(|| (s.bytes / t) / (copy.bytes / median(copies))),
+            // Both move `s.bytes`: the ratio of bandwidths is the ratio of times.
+            vs_same_bytes: (s.bytes >= SAME_BYTES_MIN).then(|| median(same) / t),
         });
     }
     if let (true, Some(f)) = (out.is_empty(), &args.only) {
@@ -716,10 +791,21 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             .iter()
             .filter_map(|m| Some((m.name.to_string(), serde_json::json!(m.vs_copy?))))
             .collect();
-        println!("{}", serde_json::json!({ "median_s": map, "vs_copy": ratios }));
+        let same: serde_json::Map<String, serde_json::Value> = results
+            .iter()
+            .filter_map(|m| Some((m.name.to_string(), serde_json::json!(m.vs_same_bytes?))))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({ "median_s": map, "vs_copy": ratios, "vs_copy_same_bytes": same })
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let ratio = |m: &Measured| m.vs_copy.unwrap_or(1.0);
+    let same = |m: &Measured| match m.vs_same_bytes {
+        Some(r) => format!("{r:.2}x"),
+        None => "-".to_string(),
+    };
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let fmt_time = |t: f64| {
         if t < 1e-3 {
@@ -730,22 +816,27 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     };
     if args.markdown {
         println!(
-            "Produced by `symstride bench --markdown --threads {threads} --reps {}{}` (median of {} runs{}; \"vs copy\" is the scenario's bandwidth over that of `{COPY_REFERENCE}`, a {threads}-thread copy of 64 MiB, median of the {COPIES_AROUND} copies timed right before the scenario's runs and {COPIES_AROUND} right after).",
+            "Produced by `symstride bench --markdown --threads {threads} --reps {}{}` (median of {} runs{}; \"vs copy\" is the scenario's bandwidth over that of `{COPY_REFERENCE}`, a {threads}-thread copy of 64 MiB, median of the {COPIES_AROUND} copies timed right before the scenario's runs and {COPIES_AROUND} right after; \"vs same-bytes copy\" is its bandwidth over that of the same copy resized to move the scenario's own bytes, half read and half written, timed the same way).",
             args.reps,
             if args.cpu_time { " --cpu-time" } else { "" },
             args.reps,
             if args.cpu_time { ", process CPU time / threads" } else { "" },
         );
         println!();
-        println!("| scenario | median | GB/s | vs copy |");
-        println!("|---|---:|---:|---:|");
+        println!("| scenario | median | GB/s | vs copy | vs same-bytes copy |");
+        println!("|---|---:|---:|---:|---:|");
         for m in &results {
             let (name, t) = (m.name, m.median);
             if m.bytes == 0.0 {
-                println!("| `{name}` | {} | - | - |", fmt_time(t));
+                println!("| `{name}` | {} | - | - | - |", fmt_time(t));
             } else {
                 let gbs = m.bytes / t / 1e9;
-                println!("| `{name}` | {} | {gbs:.2} | {:.2}x |", fmt_time(t), ratio(m));
+                println!(
+                    "| `{name}` | {} | {gbs:.2} | {:.2}x | {} |",
+                    fmt_time(t),
+                    ratio(m),
+                    same(m)
+                );
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -760,19 +851,20 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
     );
     println!(
-        "reference: {COPY_REFERENCE} is a {threads}-thread copy of 64 MiB; \"vs copy\" is each scenario's GB/s over the copy's, timed right around it ({COPIES_AROUND} copies before its runs, {COPIES_AROUND} after)"
+        "reference: {COPY_REFERENCE} is a {threads}-thread copy of 64 MiB; \"vs copy\" is each scenario's GB/s over the copy's, timed right around it ({COPIES_AROUND} copies before its runs, {COPIES_AROUND} after); \"same bytes\" is over that of the same copy moving the scenario's own bytes, timed the same way"
     );
     println!(
-        "{:<24} {:>12} {:>10} {:>12} {:>12}",
-        "scenario", "median", "GB/s", "vs copy", "min"
+        "{:<24} {:>12} {:>10} {:>12} {:>12} {:>12}",
+        "scenario", "median", "GB/s", "vs copy", "same bytes", "min"
     );
     for m in &results {
         let (name, t, min, bytes) = (m.name, m.median, m.min, m.bytes);
         if bytes == 0.0 {
             // Scenarios that move no tensor data (dispatch, compile): time only.
             println!(
-                "{name:<24} {:>12} {:>10} {:>12} {:>12}",
+                "{name:<24} {:>12} {:>10} {:>12} {:>12} {:>12}",
                 fmt_time(t),
+                "-",
                 "-",
                 "-",
                 fmt_time(min)
@@ -781,9 +873,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
         let gbs = bytes / t / 1e9;
         println!(
-            "{name:<24} {:>12} {gbs:>10.2} {:>11.2}x {:>12}",
+            "{name:<24} {:>12} {gbs:>10.2} {:>11.2}x {:>12} {:>12}",
             fmt_time(t),
             ratio(m),
+            same(m),
             fmt_time(min)
         );
     }

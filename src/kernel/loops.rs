@@ -83,6 +83,10 @@ trait Src<T>: Copy {
     unsafe fn at(self, i: usize) -> T;
     /// The accessor of the elements from `i` on (a burst's start within its row).
     unsafe fn shift(self, i: usize) -> Self;
+    /// Prefetches what the burst of elements `i..i + m` of this row of `n` elements will
+    /// read [`PREFETCH_AHEAD`] bytes later ([`prefetch_ahead`]); nothing for a scalar.
+    #[inline(always)]
+    fn prefetch(self, _i: usize, _m: usize, _n: usize) {}
 }
 #[derive(Clone, Copy)]
 struct Contig<T>(*const T);
@@ -95,6 +99,70 @@ impl<T: Copy> Src<T> for Contig<T> {
     unsafe fn shift(self, i: usize) -> Self {
         Contig(self.0.add(i))
     }
+    #[inline(always)]
+    fn prefetch(self, i: usize, m: usize, n: usize) {
+        let e = size_of::<T>();
+        prefetch_range(self.0 as *const u8, i * e, (i + m) * e, n * e)
+    }
+}
+
+/// How far ahead of a streamed row's reads its contiguous inputs are prefetched, in bytes
+/// (read-heavy ops only: [`read_heavy`]; and the contiguous copy, [`stream_copy`]).
+///
+/// The hardware prefetchers alone leave a thread's reads short of what the memory system
+/// delivers on the Xeon host of 28 Nov (2 threads): a read of 128 MiB (AVX2, one stream
+/// per thread) ran at 49-50 GB/s, 53-55 GB/s with `prefetcht0` of every line 4 KiB ahead
+/// (1 KiB ahead gained half of that, 8 KiB the same as 4 KiB; `prefetcht1` less than
+/// `t0`, `prefetchnta` made the read 3x slower). The copy with the prefetch, against
+/// without, in one process (order rotated per repetition): 3-8% less time at 64-192 MiB.
+/// Which ops gain is in [`read_heavy`]. (On the AMD host of 27 Nov, a prefetch of both
+/// inputs of every binary op measured within the noise and was not kept then.)
+pub(crate) const PREFETCH_AHEAD: usize = 4096;
+
+/// Prefetches into L1 the 64-byte lines at byte offsets `[from, to)` + [`PREFETCH_AHEAD`]
+/// of the `len` bytes at `base`, those inside them (a prefetch never faults, but lines
+/// past the range would be fetched for nothing).
+#[inline(always)]
+pub(crate) fn prefetch_range(base: *const u8, from: usize, to: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut at = from + PREFETCH_AHEAD;
+        let stop = (to + PREFETCH_AHEAD).min(len);
+        while at < stop {
+            // SAFETY: `_mm_prefetch` is a hint: it reads nothing architecturally and never
+            // faults; `at < len` keeps the address inside the caller's range anyway.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(
+                    base.wrapping_add(at) as *const i8,
+                    std::arch::x86_64::_MM_HINT_T0,
+                )
+            };
+            at += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (base, from, to, len);
+}
+
+/// Whether an op reading `read` bytes and writing `written` bytes per element prefetches
+/// its contiguous inputs in streamed rows: when it reads more than twice what it writes.
+///
+/// Measured on the Xeon host of 28 Nov (16M elements through `op::call`, 2 threads, one
+/// process, with and without the prefetch in an order rotated per repetition, 31 each, two
+/// runs): `eq` f32 -> bool (8 bytes read per byte written) -11 and -14% time, `where`
+/// (bool, f32, f32 -> f32: 2.25) -10 and -11%, but `add` f32 and f64 (2) +1 to +3% and
+/// `mul` i64 (2) -4%. Ops that read no more than twice what they write leave their
+/// sequential reads to the hardware prefetchers, which keep up with them.
+#[inline(always)]
+const fn read_heavy(read: isize, written: isize) -> bool {
+    read > 2 * written
+}
+
+/// [`prefetch_range`] for the burst of elements `i..i + m` of a contiguous row.
+#[inline(always)]
+fn prefetch_ahead<T>(row: &[T], i: usize, m: usize) {
+    let e = size_of::<T>();
+    prefetch_range(row.as_ptr() as *const u8, i * e, (i + m) * e, std::mem::size_of_val(row))
 }
 #[derive(Clone, Copy)]
 struct Bcast<T>(T);
@@ -252,11 +320,15 @@ pub(crate) unsafe fn inner1_with<A: Element, O: Element, F: Map1<A, O>>(
     burst: Burst,
 ) {
     let (eo, ea) = (size_of::<O>() as isize, size_of::<A>() as isize);
+    let prefetch = burst != Burst::Plain && read_heavy(ea, eo);
     if s[0] == eo {
         let d = ContigDst(p[0] as *mut O);
         if s[1] == ea && p[0] != p[1] {
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             burst_rows(p[0] as *mut O, n, burst, |out, i| {
+                if prefetch {
+                    prefetch_ahead(a, i, out.len());
+                }
                 f.contiguous(out, &a[i..i + out.len()])
             });
             return;
@@ -266,7 +338,12 @@ pub(crate) unsafe fn inner1_with<A: Element, O: Element, F: Map1<A, O>>(
                 p[0] as *mut O,
                 n,
                 burst,
-                |out, i| run1(f, ContigDst(out.as_mut_ptr() as *mut O), a.shift(i), out.len())
+                |out, i| {
+                    if prefetch {
+                        a.prefetch(i, out.len(), n);
+                    }
+                    run1(f, ContigDst(out.as_mut_ptr() as *mut O), a.shift(i), out.len())
+                }
             ));
             return;
         }
@@ -307,12 +384,17 @@ pub(crate) unsafe fn inner2_with<A: Element, B: Element, O: Element, F: Map2<A, 
         size_of::<A>() as isize,
         size_of::<B>() as isize,
     );
+    let prefetch = burst != Burst::Plain && read_heavy(ea + eb, eo);
     if s[0] == eo {
         if s[1] == ea && s[2] == eb && p[0] != p[1] && p[0] != p[2] {
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             let b = std::slice::from_raw_parts(p[2] as *const B, n);
             burst_rows(p[0] as *mut O, n, burst, |out, i| {
                 let m = out.len();
+                if prefetch {
+                    prefetch_ahead(a, i, m);
+                    prefetch_ahead(b, i, m);
+                }
                 f.contiguous(out, &a[i..i + m], &b[i..i + m])
             });
             return;
@@ -323,6 +405,10 @@ pub(crate) unsafe fn inner2_with<A: Element, B: Element, O: Element, F: Map2<A, 
                 n,
                 burst,
                 |out, i| {
+                    if prefetch {
+                        a.prefetch(i, out.len(), n);
+                        b.prefetch(i, out.len(), n);
+                    }
                     let d = ContigDst(out.as_mut_ptr() as *mut O);
                     run2(f, d, a.shift(i), b.shift(i), out.len())
                 }
@@ -379,6 +465,7 @@ pub(crate) unsafe fn inner3_with<
         size_of::<C>(),
     ]
     .map(|x| x as isize);
+    let prefetch = burst != Burst::Plain && read_heavy(e[1] + e[2] + e[3], e[0]);
     if s[0] == e[0] {
         if s[1] == e[1]
             && s[2] == e[2]
@@ -392,6 +479,11 @@ pub(crate) unsafe fn inner3_with<
             let c = std::slice::from_raw_parts(p[3] as *const C, n);
             burst_rows(p[0] as *mut O, n, burst, |out, i| {
                 let m = out.len();
+                if prefetch {
+                    prefetch_ahead(a, i, m);
+                    prefetch_ahead(b, i, m);
+                    prefetch_ahead(c, i, m);
+                }
                 f.contiguous(out, &a[i..i + m], &b[i..i + m], &c[i..i + m])
             });
             return;
@@ -406,6 +498,11 @@ pub(crate) unsafe fn inner3_with<
                     n,
                     burst,
                     |out, i| {
+                        if prefetch {
+                            a.prefetch(i, out.len(), n);
+                            b.prefetch(i, out.len(), n);
+                            c.prefetch(i, out.len(), n);
+                        }
                         let d = ContigDst(out.as_mut_ptr() as *mut O);
                         run3(f, d, a.shift(i), b.shift(i), c.shift(i), out.len())
                     }
@@ -489,10 +586,11 @@ pub(crate) unsafe fn stream_copy(dst: *mut u8, src: *const u8, n: usize) {
                     std::ptr::copy_nonoverlapping(src, dst, head);
                 }
                 let (d, s) = (dst.add(head), src.add(head));
+                // The source is prefetched ahead ([`PREFETCH_AHEAD`]) up to its last line.
                 if std::arch::is_x86_feature_detected!("avx2") {
-                    stream_lines_avx2(d, s, lines);
+                    stream_lines_avx2(d, s, lines, 64 * lines);
                 } else {
-                    stream_lines_sse2(d, s, lines);
+                    stream_lines_sse2(d, s, lines, 64 * lines);
                 }
                 let done = head + 64 * lines;
                 if done < n {
@@ -507,14 +605,16 @@ pub(crate) unsafe fn stream_copy(dst: *mut u8, src: *const u8, n: usize) {
 }
 
 /// `lines` 64-byte lines from `s` to the 64-byte-aligned `d`, two 32-byte non-temporal
-/// stores each.
+/// stores each; the first `prefetch` bytes of `s` are prefetched [`PREFETCH_AHEAD`] bytes
+/// ahead of the reads (0 when `s` is a buffer in L1).
 ///
 /// SAFETY: the CPU has AVX2; `s` readable and `d` writable for `64·lines` bytes, disjoint.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn stream_lines_avx2(d: *mut u8, s: *const u8, lines: usize) {
+unsafe fn stream_lines_avx2(d: *mut u8, s: *const u8, lines: usize, prefetch: usize) {
     use std::arch::x86_64::*;
     for k in 0..lines {
+        prefetch_range(s, 64 * k, 64 * k + 64, prefetch);
         // SAFETY: the caller's contract (line k is inside both ranges, `d` aligned).
         unsafe {
             let (s, d) = (
@@ -532,9 +632,12 @@ unsafe fn stream_lines_avx2(d: *mut u8, s: *const u8, lines: usize) {
 ///
 /// SAFETY: `s` readable and `d` writable for `64·lines` bytes, disjoint, `d` 64-byte aligned.
 #[cfg(target_arch = "x86_64")]
-unsafe fn stream_lines_sse2(d: *mut u8, s: *const u8, lines: usize) {
+unsafe fn stream_lines_sse2(d: *mut u8, s: *const u8, lines: usize, prefetch: usize) {
     use std::arch::x86_64::*;
     for k in 0..4 * lines {
+        if k % 4 == 0 {
+            prefetch_range(s, 16 * k, 16 * k + 64, prefetch);
+        }
         // SAFETY: the caller's contract.
         unsafe {
             let v = _mm_loadu_si128((s as *const __m128i).add(k));
@@ -634,9 +737,9 @@ pub(crate) unsafe fn streamed<O: Element>(
                 // caller's contract).
                 let (d, b) = (out.add(i) as *mut u8, buf.0.as_ptr() as *const u8);
                 if avx2 {
-                    stream_lines_avx2(d, b, STREAM_CHUNK / 64);
+                    stream_lines_avx2(d, b, STREAM_CHUNK / 64, 0);
                 } else {
-                    stream_lines_sse2(d, b, STREAM_CHUNK / 64);
+                    stream_lines_sse2(d, b, STREAM_CHUNK / 64, 0);
                 }
                 i += per;
             }
@@ -1004,7 +1107,9 @@ mod tests {
             for lines in 0..=5 {
                 let mut dst = Lines([0xAA; 320]);
                 // SAFETY: `lines · 64 <= 320` bytes inside both; `dst` is 64-byte aligned.
-                unsafe { stream_lines_sse2(dst.0.as_mut_ptr(), src.as_ptr().add(s_off), lines) };
+                unsafe {
+                    stream_lines_sse2(dst.0.as_mut_ptr(), src.as_ptr().add(s_off), lines, 64 * lines)
+                };
                 store_fence();
                 assert_eq!(&dst.0[..64 * lines], &src[s_off..s_off + 64 * lines]);
                 assert!(dst.0[64 * lines..].iter().all(|&b| b == 0xAA));
@@ -1035,6 +1140,44 @@ mod tests {
         }
     }
 
+    /// Read-heavy streamed rows ([`read_heavy`]: f64 compared into bools, and a `where`
+    /// of a bool and two f64, which prefetch their inputs): rows long enough that the
+    /// prefetches reach the end of the inputs, contiguous and with a stride-0 scalar.
+    fn check_read_heavy(burst: Burst) {
+        assert!(read_heavy(16, 1) && read_heavy(17, 8) && !read_heavy(8, 4));
+        let lt = |a: f64, b: f64| a < b;
+        let pick = |c: bool, a: f64, b: f64| if c { a } else { b };
+        let (e, per) = (size_of::<f64>(), STREAM_CHUNK);
+        for skip in [0, 5, 63] {
+            for n in [per - 1, 3 * per + 7, PREFETCH_AHEAD / e + 2 * per + 3] {
+                let a: Vec<f64> = (0..n).map(|i| (i % 11) as f64).collect();
+                let b: Vec<f64> = (0..n).map(|i| (i % 7) as f64 + 2.0).collect();
+                let c: Vec<bool> = (0..n).map(|i| i % 3 == 0).collect();
+                let mut out = vec![false; n + skip];
+                let o = out[skip..].as_mut_ptr() as *mut u8;
+                let (pa, pb) = (a.as_ptr() as *mut u8, b.as_ptr() as *mut u8);
+                // SAFETY: contiguous, disjoint buffers of n elements each.
+                unsafe { inner2_with(&lt, &[o, pa, pb], &[1, 8, 8], n, burst) };
+                store_fence();
+                let want: Vec<bool> = (0..n).map(|i| a[i] < b[i]).collect();
+                assert_eq!(&out[skip..], &want[..], "lt n {n} skip {skip}");
+                // SAFETY: as above; the scalar is b[0].
+                unsafe { inner2_with(&lt, &[o, pa, pb], &[1, 8, 0], n, burst) };
+                store_fence();
+                let want: Vec<bool> = (0..n).map(|i| a[i] < b[0]).collect();
+                assert_eq!(&out[skip..], &want[..], "lt bcast n {n} skip {skip}");
+                let mut picked = vec![0f64; n + skip];
+                let o = picked[skip..].as_mut_ptr() as *mut u8;
+                let pc = c.as_ptr() as *mut u8;
+                // SAFETY: as above.
+                unsafe { inner3_with(&pick, &[o, pc, pa, pb], &[8, 1, 8, 8], n, burst) };
+                store_fence();
+                let want: Vec<f64> = (0..n).map(|i| pick(c[i], a[i], b[i])).collect();
+                assert_eq!(&picked[skip..], &want[..], "where n {n} skip {skip}");
+            }
+        }
+    }
+
     #[test]
     fn streamed_rows_match_the_element_function() {
         // the AVX2 twin only where the CPU has it (`Burst::for_output`'s rule)
@@ -1045,6 +1188,7 @@ mod tests {
             check_streamed::<f32>(burst);
             check_streamed::<i64>(burst);
             check_streamed::<f64>(burst);
+            check_read_heavy(burst);
         }
         #[cfg(target_arch = "x86_64")]
         assert_eq!(Burst::for_output::<u8>(big, Simd::Baseline), Burst::Stream);

@@ -256,6 +256,23 @@
 //!   The same probe found the last-dim `amax` of the softmax at ~3.5 cycles per value (the
 //!   generic NaN-propagating fold compiled to two-lane loads, inserts and blends); its AVX2
 //!   fold (`vmaxps` and a NaN mask) took `softmax_lastdim_16M` fused from 25 to 22 ms.
+//! * **Prefetch for read-heavy ops and the copy; the same-bytes reference** (28 Nov, Xeon
+//!   host: 260 MiB L3). The 0.9x target read 0.60-0.65x for `add_f64_16M` and
+//!   `mul_i64_16M` on this host against 0.87-0.92x on the AMD host the day before. Copies
+//!   of growing size (2 threads, `parallel_copy`, two runs): 2 × 64 MiB moved at 63 GB/s,
+//!   2 × 128 MiB at 47-55, 2 × 192 MiB at 39: the 64 MiB reference stays largely in the L3
+//!   between runs, the 8-byte ops' 384 MiB do not, and `add_f64_16M` ran at 40 GB/s, the
+//!   bandwidth of a copy of its own bytes. The bench therefore also reports each scenario
+//!   against a copy moving its own bytes ("vs same-bytes copy", `cli::bench`). `perf` of
+//!   `eq_f32_16M` put its samples on the loads; it reads 8 bytes per byte written, and a
+//!   read alone runs at 49-50 GB/s here against the copy's ~60, so software prefetch was
+//!   measured again (`loops::PREFETCH_AHEAD`, `loops::read_heavy`): in one process with the
+//!   order rotated per repetition, `eq` -11 to -14% time, `where` -10%, `mul` i64 -4%,
+//!   `add` f32/f64 +1 to +3%, the copy -3 to -8%. Kept for ops that read more than twice
+//!   what they write, and for the copy (the reference must be the fastest copy measured;
+//!   every "vs copy" ratio drops by that much). Left: `eq_f32_16M`, whose bytes are nearly
+//!   all reads, stays below a same-bytes copy (0.63-0.80x in two noisy runs), as reading
+//!   alone does.
 //! * **Narrow-channel interleave** (`copy::narrow_copy`): NCHW → NHWC with C ≤ 8 is dims
 //!   `[C, H·W, N]` with the output dense over the first two. Instead of 4×64 tiles (3 channels
 //!   fill 3 rows of each 64×64 tile, so per-tile overhead dominated), each unit reads C source
