@@ -708,7 +708,9 @@ fn relaid_out_broadcast_operand_bench_shape() {
 /// Outputs above the non-temporal threshold (8 MiB): contiguous binary, ternary and unary
 /// ops on lengths that are not a multiple of any vector width, 1-3 threads, against the
 /// element function; the output starts at an odd offset so the streamed rows have a head.
-/// Both burst modes: the AVX2 twin (`Simd::Auto`, where the CPU has AVX2) and the baseline.
+/// Both burst modes: the vector twin (`Simd::Auto`: AVX2 where the CPU has it, AVX-512 for
+/// i64 outputs where it has AVX-512 F/DQ/VL) and the baseline. The i64 multiplies wrap
+/// with operands beyond 32 bits, so every 64-bit product form is checked.
 #[test]
 fn large_contiguous_outputs_match_reference() {
     fn check<T: NumElement>(n: usize) {
@@ -758,6 +760,18 @@ fn large_contiguous_outputs_match_reference() {
     check::<u8>((9 << 20) + 7);
     check::<f64>((1 << 20) + 5 + (1 << 20));
     check::<i64>((1 << 20) + 9);
+    let n = (1usize << 20) + 3;
+    let big = |k: i64| (0..n as i64).map(move |i| i.wrapping_mul(0x1E37_79B9_7F4A_7C15) ^ k);
+    let a = Tensor::from_vec(big(5).collect(), &[n as i64]).unwrap();
+    let b = Tensor::from_vec(big(-1 << 40).collect(), &[n as i64]).unwrap();
+    let want: Vec<i64> = big(5).zip(big(-1 << 40)).map(|(x, y)| x.wrapping_mul(y)).collect();
+    for simd in [kernel::Simd::Auto, kernel::Simd::Baseline] {
+        let cfg = ExecConfig::default().with_simd(simd);
+        let got = pool(2)
+            .install(|| kernel::map2(&a, &b, &|x: i64, y: i64| x.wrapping_mul(y), &cfg))
+            .unwrap();
+        assert_eq!(got.to_vec().unwrap(), want, "{simd:?}");
+    }
 }
 
 /// A dense `[a, b, c]` source permuted so the copy's output (contiguous) and source disagree

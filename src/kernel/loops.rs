@@ -762,6 +762,16 @@ pub(crate) enum Burst {
     /// loops of the built-in ops run 8 f32 (4 f64, 32 u8) per instruction and the burst
     /// copy-out inlines the AVX2 streaming loop. Only when the CPU reports AVX2.
     StreamAvx2,
+    /// Bursts through [`streamed`] inside an AVX-512 (F, DQ, VL) twin: for 64-bit integer
+    /// outputs only, whose `mul` has no AVX2 form (LLVM builds it from three `vpmuludq`;
+    /// AVX-512 DQ has `vpmullq`). Only when the CPU reports all three features.
+    ///
+    /// Measured (Xeon host, 28 Nov, 16M i64 `a * b` in 512-byte bursts with non-temporal
+    /// stores, 2 threads, one process, order rotated per repetition, three runs of 31): the
+    /// AVX2 build 14.4-15.1 ms, the AVX-512 build 13.3-14.1, a copy of the same bytes
+    /// 13.2-13.8. Other element types keep the AVX2 twin: their loops have AVX2 forms and
+    /// run at the copy's speed already.
+    StreamAvx512,
 }
 
 impl Burst {
@@ -773,8 +783,18 @@ impl Burst {
             return Burst::Plain;
         }
         #[cfg(target_arch = "x86_64")]
-        if simd == Simd::Auto && std::arch::is_x86_feature_detected!("avx2") {
-            return Burst::StreamAvx2;
+        if simd == Simd::Auto {
+            use std::arch::is_x86_feature_detected as has;
+            if O::DTYPE == crate::dtype::DType::I64
+                && has!("avx512f")
+                && has!("avx512dq")
+                && has!("avx512vl")
+            {
+                return Burst::StreamAvx512;
+            }
+            if has!("avx2") {
+                return Burst::StreamAvx2;
+            }
         }
         let _ = simd;
         Burst::Stream
@@ -793,9 +813,12 @@ unsafe fn burst_rows<O: Element, B: FnMut(&mut [MaybeUninit<O>], usize)>(
     body: B,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if burst == Burst::StreamAvx2 {
+    match burst {
         // SAFETY: the caller's contract (AVX2 present, row valid).
-        return unsafe { streamed_avx2(out, n, body) };
+        Burst::StreamAvx2 => return unsafe { streamed_avx2(out, n, body) },
+        // SAFETY: the caller's contract (AVX-512 F, DQ and VL present, row valid).
+        Burst::StreamAvx512 => return unsafe { streamed_avx512(out, n, body) },
+        Burst::Plain | Burst::Stream => {}
     }
     // SAFETY: the caller's contract.
     unsafe { streamed(out, n, burst != Burst::Plain, false, body) }
@@ -813,6 +836,21 @@ unsafe fn streamed_avx2<O: Element, B: FnMut(&mut [MaybeUninit<O>], usize)>(
     body: B,
 ) {
     // SAFETY: the caller's contract (the CPU has AVX2).
+    unsafe { streamed(out, n, true, true, body) }
+}
+
+/// [`streamed`] compiled for AVX-512 F, DQ and VL (and AVX2, which they imply on every CPU
+/// that has them): as [`streamed_avx2`], with `vpmullq` for 64-bit multiplies.
+///
+/// SAFETY: the CPU has AVX-512 F, DQ and VL, and AVX2; otherwise as [`streamed`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2")]
+unsafe fn streamed_avx512<O: Element, B: FnMut(&mut [MaybeUninit<O>], usize)>(
+    out: *mut O,
+    n: usize,
+    body: B,
+) {
+    // SAFETY: the caller's contract (the CPU has AVX-512 F/DQ/VL and AVX2).
     unsafe { streamed(out, n, true, true, body) }
 }
 
@@ -1182,7 +1220,9 @@ mod tests {
     fn streamed_rows_match_the_element_function() {
         // the AVX2 twin only where the CPU has it (`Burst::for_output`'s rule)
         let big = STREAM_MIN_BYTES;
-        for burst in [Burst::Stream, Burst::for_output::<u8>(big, Simd::Auto)] {
+        // and the AVX-512 twin of 64-bit integer outputs where the CPU has it
+        let wide = Burst::for_output::<i64>(big, Simd::Auto);
+        for burst in [Burst::Stream, Burst::for_output::<u8>(big, Simd::Auto), wide] {
             check_streamed::<u8>(burst);
             check_streamed::<i32>(burst);
             check_streamed::<f32>(burst);
@@ -1192,6 +1232,15 @@ mod tests {
         }
         #[cfg(target_arch = "x86_64")]
         assert_eq!(Burst::for_output::<u8>(big, Simd::Baseline), Burst::Stream);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(Burst::for_output::<i64>(big, Simd::Baseline), Burst::Stream);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            wide == Burst::StreamAvx512,
+            std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+        );
         assert_eq!(Burst::for_output::<u8>(big - 1, Simd::Auto), Burst::Plain);
     }
 }

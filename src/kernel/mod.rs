@@ -270,9 +270,18 @@
 //!   order rotated per repetition, `eq` -11 to -14% time, `where` -10%, `mul` i64 -4%,
 //!   `add` f32/f64 +1 to +3%, the copy -3 to -8%. Kept for ops that read more than twice
 //!   what they write, and for the copy (the reference must be the fastest copy measured;
-//!   every "vs copy" ratio drops by that much). Left: `eq_f32_16M`, whose bytes are nearly
-//!   all reads, stays below a same-bytes copy (0.63-0.80x in two noisy runs), as reading
-//!   alone does.
+//!   every "vs copy" ratio drops by that much). `eq_f32_16M`, whose bytes are nearly all
+//!   reads, stays below a same-bytes copy: in one process (order rotated, 21 runs, three
+//!   times) `eq` took 5.02 / 5.85 / 5.87 ms, a plain AVX2 read of its two inputs 5.34 / 6.29
+//!   / 5.83 ms and a copy of its bytes 4.26 / 4.91 / 4.81 ms. It runs as fast as reading
+//!   its inputs, and reading alone does not reach the copy's bandwidth on this host, so
+//!   the 0.9x target is out of reach for it by this measure (0.82-0.85x here).
+//! * **AVX-512 twin for 64-bit integer outputs** (`loops::Burst::StreamAvx512`): AVX2 has
+//!   no 64-bit multiply (LLVM emits three `vpmuludq` per vector); AVX-512 DQ's `vpmullq`
+//!   took an i64 multiply from 0.92-0.94x to 1.00x of a same-bytes copy in a probe (numbers
+//!   in `Burst`). Bench, old and new binaries alternated twice (`--reps 15`, 05:35 UTC):
+//!   `mul_i64_16M` 12.0 / 13.6 ms → 10.2 / 9.8 ms, 0.93 / 0.85x → 1.02 / 1.04x of its
+//!   same-bytes copy; `add_f64_16M` unchanged (it keeps the AVX2 twin).
 //! * **Narrow-channel interleave** (`copy::narrow_copy`): NCHW → NHWC with C ≤ 8 is dims
 //!   `[C, H·W, N]` with the output dense over the first two. Instead of 4×64 tiles (3 channels
 //!   fill 3 rows of each 64×64 tile, so per-tile overhead dominated), each unit reads C source
