@@ -157,7 +157,7 @@
 //!   1.13x (not generic over the element function, not kept). In the bench, with everything
 //!   else of this list: `add_contig_16M` 0.74-1.24x, `where_16M` 0.67-0.97x, `add_int32_16M`
 //!   0.86-0.88x, `add_f64_16M` 0.63-0.88x, `eq_f32_16M` 0.62-0.82x, `mul_i64_16M` 0.54-0.76x
-//!   (64-bit multiplies have no SSE2/AVX2 vector form; AVX-512 multiversioning not tried),
+//!   (64-bit multiplies have no SSE2/AVX2 vector form; AVX-512 twin added on 28 Nov, below),
 //!   `add_u8_16M` and `logical_and_bool_16M` 1.2-1.9x: the 90% target is met for the 1-byte
 //!   types and in the better run for f32, not reliably for the others.
 //!   **AVX2 bursts** (`loops::Burst::StreamAvx2`, after the honest copy reference): the
