@@ -1,6 +1,7 @@
 //! `symstride bench`: the kernel benchmark scenarios (f32, fresh random data, median of
-//! repeated runs), as a table with bandwidth and ratio to a parallel copy of 64 MiB at the
-//! same thread count (timed right around each scenario: see [`measure`]), or as JSON; plus the
+//! repeated runs), as a table with bandwidth and ratios to a parallel copy of 64 MiB at the
+//! same thread count and to the same copy moving the scenario's own bytes ([`SizedCopy`];
+//! both timed right around each scenario: see [`measure`]), or as JSON; plus the
 //! ahead-of-time scenarios `dispatch_cached_4d` (bind + guards + plan instantiation of the
 //! seed spec, no kernel), `compile_seed_spec` (one compile of that spec),
 //! `dispatch_cached_program` and `compile_program` (the same two for the 8-step demo

@@ -117,13 +117,13 @@ impl<T: Copy> Src<T> for Contig<T> {
 /// without, in one process (order rotated per repetition): 3-8% less time at 64-192 MiB.
 /// Which ops gain is in [`read_heavy`]. (On the AMD host of 27 Nov, a prefetch of both
 /// inputs of every binary op measured within the noise and was not kept then.)
-pub(crate) const PREFETCH_AHEAD: usize = 4096;
+const PREFETCH_AHEAD: usize = 4096;
 
 /// Prefetches into L1 the 64-byte lines at byte offsets `[from, to)` + [`PREFETCH_AHEAD`]
 /// of the `len` bytes at `base`, those inside them (a prefetch never faults, but lines
 /// past the range would be fetched for nothing).
 #[inline(always)]
-pub(crate) fn prefetch_range(base: *const u8, from: usize, to: usize, len: usize) {
+fn prefetch_range(base: *const u8, from: usize, to: usize, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         let mut at = from + PREFETCH_AHEAD;
@@ -144,8 +144,9 @@ pub(crate) fn prefetch_range(base: *const u8, from: usize, to: usize, len: usize
     let _ = (base, from, to, len);
 }
 
-/// Whether an op reading `read` bytes and writing `written` bytes per element prefetches
-/// its contiguous inputs in streamed rows: when it reads more than twice what it writes.
+/// Whether an op reading `read` bytes and writing `written` bytes per element (the sums of
+/// its inputs' and output's element sizes, known at compile time) prefetches its contiguous
+/// inputs in streamed rows: when it reads more than twice what it writes.
 ///
 /// Measured on the Xeon host of 28 Nov (16M elements through `op::call`, 2 threads, one
 /// process, with and without the prefetch in an order rotated per repetition, 31 each, two
