@@ -716,6 +716,7 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
             continue;
         }
         let bandwidth = s.bytes > 0.0;
+        let same_bytes = s.bytes >= SAME_BYTES_MIN;
         // The copy's bandwidth right around this scenario: timed copies before and after
         // its runs (the first one untimed, so each timed copy follows a copy).
         // The same for the copy of the scenario's own bytes, outside those (so the
@@ -736,7 +737,7 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
             Ok(())
         };
         if bandwidth {
-            if s.bytes >= SAME_BYTES_MIN {
+            if same_bytes {
                 sized_times(COPIES_AROUND, &mut same)?;
             }
             copy_times(COPIES_AROUND, &mut copies)?;
@@ -748,7 +749,7 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
         }
         if bandwidth {
             copy_times(COPIES_AROUND, &mut copies)?;
-            if s.bytes >= SAME_BYTES_MIN {
+            if same_bytes {
                 sized_times(COPIES_AROUND, &mut same)?;
             }
         }
@@ -761,7 +762,7 @@ fn measure(args: &Args) -> Result<Vec<Measured>> {
             bytes: s.bytes,
             vs_copy: bandwidth.then(|| (s.bytes / t) / (copy.bytes / median(copies))),
             // Both move `s.bytes`: the ratio of bandwidths is the ratio of times.
-            vs_same_bytes: (s.bytes >= SAME_BYTES_MIN).then(|| median(same) / t),
+            vs_same_bytes: same_bytes.then(|| median(same) / t),
         });
     }
     if let (true, Some(f)) = (out.is_empty(), &args.only) {

@@ -84,7 +84,7 @@ trait Src<T>: Copy {
     /// The accessor of the elements from `i` on (a burst's start within its row).
     unsafe fn shift(self, i: usize) -> Self;
     /// Prefetches what the burst of elements `i..i + m` of this row of `n` elements will
-    /// read [`PREFETCH_AHEAD`] bytes later ([`prefetch_ahead`]); nothing for a scalar.
+    /// read [`PREFETCH_AHEAD`] bytes later ([`prefetch_range`]); nothing for a scalar.
     #[inline(always)]
     fn prefetch(self, _i: usize, _m: usize, _n: usize) {}
 }
@@ -159,12 +159,6 @@ const fn read_heavy(read: isize, written: isize) -> bool {
     read > 2 * written
 }
 
-/// [`prefetch_range`] for the burst of elements `i..i + m` of a contiguous row.
-#[inline(always)]
-fn prefetch_ahead<T>(row: &[T], i: usize, m: usize) {
-    let e = size_of::<T>();
-    prefetch_range(row.as_ptr() as *const u8, i * e, (i + m) * e, std::mem::size_of_val(row))
-}
 #[derive(Clone, Copy)]
 struct Bcast<T>(T);
 impl<T: Copy> Src<T> for Bcast<T> {
@@ -328,7 +322,7 @@ pub(crate) unsafe fn inner1_with<A: Element, O: Element, F: Map1<A, O>>(
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             burst_rows(p[0] as *mut O, n, burst, |out, i| {
                 if prefetch {
-                    prefetch_ahead(a, i, out.len());
+                    Contig(a.as_ptr()).prefetch(i, out.len(), n);
                 }
                 f.contiguous(out, &a[i..i + out.len()])
             });
@@ -393,8 +387,8 @@ pub(crate) unsafe fn inner2_with<A: Element, B: Element, O: Element, F: Map2<A, 
             burst_rows(p[0] as *mut O, n, burst, |out, i| {
                 let m = out.len();
                 if prefetch {
-                    prefetch_ahead(a, i, m);
-                    prefetch_ahead(b, i, m);
+                    Contig(a.as_ptr()).prefetch(i, m, n);
+                    Contig(b.as_ptr()).prefetch(i, m, n);
                 }
                 f.contiguous(out, &a[i..i + m], &b[i..i + m])
             });
@@ -481,9 +475,9 @@ pub(crate) unsafe fn inner3_with<
             burst_rows(p[0] as *mut O, n, burst, |out, i| {
                 let m = out.len();
                 if prefetch {
-                    prefetch_ahead(a, i, m);
-                    prefetch_ahead(b, i, m);
-                    prefetch_ahead(c, i, m);
+                    Contig(a.as_ptr()).prefetch(i, m, n);
+                    Contig(b.as_ptr()).prefetch(i, m, n);
+                    Contig(c.as_ptr()).prefetch(i, m, n);
                 }
                 f.contiguous(out, &a[i..i + m], &b[i..i + m], &c[i..i + m])
             });
