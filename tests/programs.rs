@@ -1155,14 +1155,7 @@ fn dispatcher_runs_stored_plans_on_inputs_at_an_offset() {
 /// Stride expressions of a dense layout of sizes `names` whose memory order (outermost
 /// first) is permutation `perm` (0..6) of the three dims.
 fn strides_in_order(names: [&str; 3], perm: usize) -> Vec<String> {
-    let orders = [
-        [0, 1, 2],
-        [0, 2, 1],
-        [1, 0, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [2, 1, 0],
-    ];
+    let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
     let mut strides = vec![String::new(); 3];
     let mut acc = "1".to_string();
     for &d in orders[perm].iter().rev() {
@@ -1347,13 +1340,7 @@ fn fused_softmax_equals_step_by_step_and_a_naive_softmax() {
     use symstride::tensor::Tensor;
     let p = softmax_program();
     use symstride::program::{ROW_MAX, ROW_MIN};
-    for (n, d) in [
-        (37i64, 256i64),
-        (5, 1027),
-        (300, 7),
-        (3, ROW_MAX + 1),
-        (2, ROW_MAX),
-    ] {
+    for (n, d) in [(37i64, 256i64), (5, 1027), (300, 7), (3, ROW_MAX + 1), (2, ROW_MAX)] {
         let b = Bindings::from_pairs([("n", n), ("d", d)]);
         let values = concrete(&p, &b).unwrap();
         let fusion = plan_fusion(&p, &values);
@@ -1398,13 +1385,8 @@ fn fused_softmax_equals_step_by_step_and_a_naive_softmax() {
                 );
                 for (what, got) in [("rows", &fused), ("chain", &chained)] {
                     for (i, ((&f, &s), &w)) in got.iter().zip(&plain).zip(&want).enumerate() {
-                        let at = format!(
-                            "{what}: element {i} of [{n}, {d}], {threads} threads, {simd:?}"
-                        );
-                        assert!(
-                            (f - s).abs() <= 1e-6 * s.abs() + 1e-12,
-                            "{at}: fused {f} vs {s}"
-                        );
+                        let at = format!("{what}: element {i} of [{n}, {d}], {threads} threads, {simd:?}");
+                        assert!((f - s).abs() <= 1e-6 * s.abs() + 1e-12, "{at}: fused {f} vs {s}");
                         assert!((f as f64 - w).abs() <= 1e-6, "{at}: fused {f} vs naive {w}");
                     }
                     for row in got.chunks(d as usize) {
