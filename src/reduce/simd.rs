@@ -142,7 +142,7 @@ macro_rules! extreme_avx2 {
         /// a `Some` is the one value (bit for bit) the generic fold would return too: a
         /// non-zero, non-NaN extreme equals no other value. The generic `amax` fold of a
         /// short row compiled to two-lane loads, inserts and blends at ~3.5 cycles per value
-        /// (`perf` of the softmax's `amax`, 28 Nov).
+        /// (`perf` of the softmax's `amax`).
         ///
         /// # Safety
         /// The CPU must support AVX2 and FMA.
