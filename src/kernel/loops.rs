@@ -688,7 +688,7 @@ pub fn parallel_copy<T: Element>(dst: &mut [T], src: &[T]) -> Result<()> {
 /// else `stream_lines_sse2`), inlined into the burst loop: the destination is 64-byte
 /// aligned and a burst is whole lines, so [`stream_copy`]'s head and tail (two `memcpy`
 /// calls of 0 bytes, each behind a `vzeroupper`) and its CPU-feature check are not paid per
-/// 512-byte burst (measured in the `kernel` docs).
+/// 512-byte burst (measured: `docs/perf/2026-11-kernels.md`).
 ///
 /// SAFETY: `out[..n]` is valid for writes, aligned for `O`, and not read by `body`'s inputs;
 /// `avx2` only when the CPU has AVX2.

@@ -21,7 +21,7 @@
 //!   reduction kernels' own leaf fold and pairwise cascade (`kernel::fold_run`,
 //!   `kernel::Cascade`: the f32 sum still accumulates in f64), and writes the block too when
 //!   the reduction's input is materialized (read by a later step; plain stores, so that
-//!   later read finds it in the cache: measured in the `program` docs).
+//!   later read finds it in the cache: measured, `docs/perf/2026-11-programs.md`).
 //!
 //! The whole block is stored at once: sub-blocks stored as they are computed, or the last
 //! member writing non-temporal bursts itself, measured no faster on the conv epilogue
