@@ -84,128 +84,50 @@
 //!   And a widening merges the new class into the entry's merged disjunction so far
 //!   rather than re-merging all its classes (which was cubic in the classes of an entry
 //!   widened hundreds of times); one merge of all of an entry's classes at the end (up to
-//!   64 classes) keeps the shorter of the two equivalent forms. `[a, b, c, d, e, f] +
-//!   [f]`: 2.46 s before, 0.47 s after, the same 49 specializations and guards. (The limit
-//!   was 160 until the rank-9 `[a, ..., i] + [i]`, whose first plan absorbs 128 classes,
-//!   spent 6.8 of its 7.4 s in that one merge to give guards of the same length: 0.57 s
-//!   with 64.) A widening examines only the pairs of terms with the new class in them
-//!   (the old terms were merged already; `prover::merge_disjunction`), and the tidying of
-//!   the widened guard refutes most implications between its disjuncts at sample and
-//!   witness points before any proof (`guards::prune_or`); both give the same guards.
-//!   `[a, ..., j] + [a, 1, ..., 1]` (its general plan absorbs 512 classes): 13.4 s, then
-//!   8.1 s, then 6.3 s; `+ [g, h, i, j]`: 6.1, 4.7, 3.3 s. The compile's verification of
-//!   what it writes takes the cover's own traces where a region contains their point
-//!   (`compile_cover_traced`, `retrace::verify_with`'s pool) instead of tracing there
-//!   again: `[a, ..., j] + [j]` 1.34 → 0.98 s, `+ [g, h, i, j]` 3.2 → 2.7 s, the bias 6.0 →
-//!   5.4 s. Then, with the same guards: the widened guards are tidied once per entry after
-//!   the split instead of at every widening (`prover::Tidy`), the merge's premises are
-//!   remembered across widenings, `guards::prune_or` remembers its answers (the traces of
-//!   one cover repeat their disjunctions), and conjunctions of single-symbol comparisons
+//!   64 classes) keeps the shorter of the two equivalent forms (64, not more: one merge of
+//!   128 classes could take most of a cover's time for guards of the same length). A
+//!   widening examines only the pairs of terms with the new class in them
+//!   (`prover::merge_disjunction`); the widened guards are tidied once per entry after the
+//!   split (`prover::Tidy`), refuting most implications between disjuncts at sample and
+//!   witness points first (`guards::prune_or`); conjunctions of single-symbol comparisons
 //!   (boxes, `cube.rs`) are decided by interval arithmetic in the merge and in the split's
-//!   emptiness test: `[a, ..., j] + [j]` 0.98 → 0.55 s, `+ [g, h, i, j]` 2.7 → 0.95 s, the
-//!   bias 5.4 → 1.7 s (of which tracing its 1,024 classes is 0.8 s). The split's
-//!   emptiness test also decides equalities and disequalities of two symbols exactly
-//!   (`cube::region_is_empty`: the broadcast checks of independent sizes), and the
-//!   compile's verification shares one pool of the cover's traces: `[a, ..., e] + [f, ...,
-//!   j]` (245 specializations) 4.1 → 2.6 s. A new trace is compared with every
-//!   specialization so far (is its plan theirs under its guards?); a pair of entries that
-//!   differ at the new trace's point rules a host out before any proof
-//!   (`plan_agrees`): the same 245 specializations, 2.68 → 2.25 s.
+//!   emptiness test, which also decides equalities and disequalities of two symbols
+//!   exactly (`cube::region_is_empty`). The compile's verification takes the cover's own
+//!   traces where a region contains their point (`compile_cover_traced`), and a new trace
+//!   whose plan differs from a specialization's at the trace's point rules that host out
+//!   before any proof (`plan_agrees`). Each gave the same guards, faster
+//!   (`docs/perf/2026-11-cover.md`).
 //! * **Covers that merge many classes into few plans run as parallel parts.** Past 128
 //!   traces, when they are at least 6 per specialization, the cover starts again as four
 //!   covers of parts of the domain (cut by two `s == 1` literals), in parallel, reusing the
 //!   traces made (see [`SPLIT_AFTER_TRACES`]; `--no-parts` keeps one run). A part's merges
-//!   are over its own classes only, and two cores trace at once. Measured on 27 Nov (2
-//!   threads, `compile`'s own time, three runs each, same minutes): the bias `[a, ..., j] +
-//!   [a, 1, ..., 1]` 1.84-1.92 s → 0.91-1.10 s (4 → 10 specializations; median of 11
-//!   later runs 0.89 s), `+ [g, h, i, j]` 1.01-1.04 → 0.52-0.63 s (4 → 9), `+ [j]`
-//!   0.54-0.55 → 0.50-0.58 s (4 → 10). The parts'
-//!   merges first spent half their time looking up the domain's bounds for boxes already
-//!   bounded by it (`cube::Cube::is_empty`; `+ [j]` 0.93 s split, 0.58 s in one run);
-//!   skipping that lookup gave identical artifacts everywhere. Independent sizes, where
+//!   are over its own classes only, and two cores trace at once. Independent sizes, where
 //!   most traces are specializations of their own, never split; nor do specs with free
 //!   stride symbols (see [`SPLIT_AFTER_TRACES`]).
-//! * **Traces are cheaper (27 Nov, evening).** Tracing is about half of a large cover (the bias:
-//!   1,024 traces, each 0.5-0.6 ms). Four changes, each giving byte-identical artifacts on
-//!   eleven 7- to 10-symbol specs in both modes: the structural hasher assembled each
-//!   symbol name through a `memcpy`'d buffer and stalled on store forwarding (a third of
-//!   `Expr::from_sorted_terms`); cancelling a positive monomial rebuilt the common factor
-//!   by repeated multiplication (`Expr::split_positive_monomial` now divides the terms
-//!   directly); `guards::merge_symbol_bounds` collected both guards' symbols for every
-//!   pair it tried to meet; and the trace's simplification (`guards::simplify_guards`) and
-//!   the environment's pruning decided each guard under all the others, where only the
-//!   guards of its symbol component (sharing symbols, transitively) can matter, as the
-//!   guards hold together at the trace point. One trace (min of five runs of 600-2,000):
-//!   the bias 584 → 420 us, `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 224 → 164 us,
-//!   channels-last `[a, b, c, d] + [e, b, f, g]` 148 → 121 us. Covers (2 threads,
-//!   compile's own time, three runs each, with the split rule of [`SPLIT_TRACES_PER_ENTRY`];
-//!   "before" is `772a5af` in the same minutes): `[a, ..., h] + [i, j, g, h]` 0.62-0.64 →
-//!   0.58 s, the bias 0.80-0.88 → 0.67-0.75 s, `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 1.28
-//!   → 0.85-0.94 s, free strides 3d 0.76-0.77 → 0.67-0.72 s; `check` of one binding, load
-//!   included, 271-285 → 217-248 ms (`[a, ..., h] + [i, j, g, h]`) and 334-353 → 292-299
-//!   ms (`[a, ..., g] + [h, i, j, 1, 1, 1, g]`).
-//! * **Plans widened over sizes 1 (`CompileOptions::widen_size_1`; on by default since 27
-//!   Nov, late; `--no-widen-size-1` turns it off).** The build coalesces a dimension of
-//!   size 1 away, so a class with `a == 1` has another plan than its neighbour with
-//!   `a >= 2`, though nothing a kernel does differs: the wider plan instantiated there has one more iteration dimension, of
-//!   size one. Instantiation can coalesce a plan again (`iter::Plan::coalesce`, the build's
-//!   own routine: a no-op on a specialization's own bindings), and with the option a new
+//! * **Traces are cheap.** Tracing is about half of a large cover (the bias spec: 1,024
+//!   traces), so the structural hasher, the cancelling of positive monomials
+//!   (`Expr::split_positive_monomial` divides the terms directly),
+//!   `guards::merge_symbol_bounds` and the trace's simplification are written for speed:
+//!   the simplification and the environment's pruning decide each guard only under the
+//!   guards of its symbol component (sharing symbols, transitively), which is all that can
+//!   matter since a trace's guards hold together at its trace point.
+//! * **Plans widened over sizes 1 (`CompileOptions::widen_size_1`; on by default;
+//!   `--no-widen-size-1` turns it off).** The build coalesces a dimension of
 //!   trace's class joins a host whose plan has more dimensions when the host plan,
 //!   coalesced as the build would at the new trace's point (`trace::coalesce_at`, over
 //!   that point's symbol environment), records only decisions the class's guards imply
 //!   and equals the class's plan under them (`plan_agrees`). The loader verifies such a
-//!   specialization the same way (`retrace::Retrace::normalized`). Measured 27 Nov (2
-//!   threads, compile's own time): channels-last `[a, b, c, d]` + contiguous `[e, b, f,
-//!   g]` 94 → 40 specializations (0.20 → 0.22 s); `[a, ..., h] + [i, j, g, h]` 83 → 43
-//!   (0.96 → 1.42 s); `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 135 → 36 (2.3 s both); the
-//!   independent `[a, b, c, d] + [e, f, g, h]` 122 → 83 (3^4 patterns, an error and an
-//!   empty output: the fewest possible). At first the widened disjunctions, whose terms
-//!   hold two-symbol equalities (`e == i`), left the merge's interval fast path
-//!   (`cube.rs`) for sample points and the decision procedure, and compiles were up to
-//!   2.5x slower. (Calling `cube::region_is_empty` per question instead gave the same
-//!   artifact, 30% slower: not kept.) The merge now normalizes each premise once into a
-//!   `cube::Region` (classes of equal symbols, a set of values per class, the
-//!   disequalities between classes, symbols by number) that answers each candidate
-//!   literal by a set test, exactly where the region is decided, and leaves the decision
-//!   procedure the rest. Same artifacts (free strides 3d: equivalent guards, one literal
-//!   fewer), measured 27 Nov, 2 threads, compile's own time, default → widened:
-//!   `[a, ..., h] + [i, j, g, h]` 0.67 s / 83 → 0.68 s / 43 (1.0 s / 1.45 s before),
-//!   `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 1.39 s / 135 → 1.15 s / 36 (2.3 s both before),
-//!   channels-last 0.23 s / 94 → 0.23 s / 40, `[a, ..., g] + [h, 1, ..., 1, g]` 0.20 s /
-//!   22 → 0.31 s / 11. Still off by default: covers that merge many classes into few
-//!   plans pay for the longer disjunctions (the bias `[a, ..., j] + [a, 1, ..., 1]`
-//!   0.83-0.85 s → 0.97-1.03 s, 10 → 6 specializations; free strides 3d 0.95 → 1.37 s), and
-//!   loads are slower, because each merged class is a trace for the loader's verification
-//!   (`check` of one binding, load included: 55 → 57 ms for the channels-last spec, 269
-//!   → 344 ms for `[a, ..., h] + [i, j, g, h]`, 340 → 411 ms for `[a, ..., g] + [h, i, j,
-//!   1, 1, 1, g]`). Instantiation coalesces a plan again only where the verification
-//!   (compile's or loader's) needed it for some region (`retrace::Verification::coalesced`,
-//!   `Specialization::coalesces_on_instantiation`): coalescing every plan cost the cached
-//!   dispatch a third (0.09 → 0.12 us). After the cheaper traces (27 Nov, evening, three runs
-//!   each, default → widened): `[a, ..., h] + [i, j, g, h]` 0.58 s / 83 → 0.55-0.63 s /
-//!   43, `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 0.85-0.94 s / 135 → 0.89-0.96 s / 36, the
-//!   bias 0.67-0.75 s / 10 → 0.80-0.82 s / 6, channels-last 0.17 s / 94 → 0.19-0.22 s /
-//!   40, free strides 3d 0.67-0.72 s / 44 → 0.95-0.99 s / 40; `check` with the load 217 →
-//!   276 ms and 295 → 301 ms for the first two. So with the option every 10-symbol spec
-//!   measured here but independent sizes is covered in under 1 s with at most 64
-//!   specializations; it stayed off by default because loads and the covers that merge
-//!   many classes into few plans were still slower with it. **On by default (27 Nov, late).**
-//!   The merge's box premises became dense cubes over the symbols by number
-//!   (`cube::Cube`: name-keyed sorted vectors, rebuilt per premise, were half of the merge
-//!   of the widened bias), which gave the same artifacts on twelve specs in both modes and
-//!   the widened bias 0.82-0.83 → 0.70-0.72 s. Then, 2 threads, compile's own time, three
-//!   runs each, widened (the default) against `--no-widen-size-1`: channels-last 0.19-0.20
-//!   s / 40 against 0.18 s / 94, `[a, ..., h] + [i, j, g, h]` 0.55 s / 43 against 0.50 s /
-//!   83, `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 0.76-0.78 s / 36 against 0.77-0.78 s / 135,
-//!   the bias 0.69 s / 6 against 0.59-0.60 s / 10, `[a, ..., j] + [j]` 0.29-0.31 s / 5
-//!   against 0.28-0.29 s / 10, `+ [g, h, i, j]` 0.48-0.51 s / 5 against 0.34 s / 9; `check`
-//!   of one binding, load included, five runs: 205-218 against 164-180 ms for
-//!   `[a, ..., h] + [i, j, g, h]`, 268-282 ms both for `[a, ..., g] + [h, i, j, 1, 1, 1,
-//!   g]`, 295-300 against 271-277 ms for the bias; the check alone (2,000 random bindings
-//!   of `{0, 1, 2, 3, 5}`, a loaded artifact) 6.8 against 7.9 µs and 2.6 µs both. Every
-//!   10-symbol spec measured but independent sizes is now covered by default within the
-//!   target (under 1 s, at most 64 specializations); the option costs up to 20% more load
-//!   time and up to 0.1 s more compile where few plans absorb many classes.
+//!   specialization the same way (`retrace::Retrace::normalized`). Far fewer
+//!   specializations where sizes are partly independent. The widened disjunctions hold
+//!   two-symbol equalities (`e == i`), which the merge answers through a `cube::Region`
+//!   (classes of equal symbols, a set of values per class, the disequalities between
+//!   classes) by set tests, leaving the decision procedure the rest. Instantiation
+//!   coalesces a plan again only where the verification (compile's or loader's) needed it
+//!   (`retrace::Verification::coalesced`, `Specialization::coalesces_on_instantiation`):
+//!   coalescing every plan cost the cached dispatch a third. The cost of the option: each
+//!   merged class is a trace for the loader's verification, so loads take up to 20%
+//!   longer, and compiles up to 0.1 s longer where few plans absorb many classes (the
+//!   measurements behind turning it on: `docs/perf/2026-11-cover.md`).
 //!
 //! Independent sizes cannot have few specializations: at each dimension the two sizes
 //! are equal or one of them is 1, and each of the 3^k patterns has its own TensorIterator
@@ -253,7 +175,7 @@ pub struct CompileOptions {
     /// class's (`trace::coalesce_at`). Far fewer specializations where sizes
     /// are partly independent (channels-last `[a, b, c, d]` + contiguous `[e, b, f, g]`:
     /// 94 → 40), but compiles take longer where the merged terms compare two sizes
-    /// (`e == i`; see the module docs). On by default since 27 Nov 2026 (the cover
+    /// (`e == i`; see the module docs). On by default (the cover
     /// target of at most 64 specializations for a 10-symbol spec laid out by memory
     /// formats: `[a, ..., g] + [h, i, j, 1, 1, 1, g]` 135 → 36); `compile
     /// --no-widen-size-1` turns it off.
@@ -499,13 +421,9 @@ fn cover_in_parts(
 /// rank-10 broadcasts trace one class per pattern of sizes 1 (`[a, ..., j] + [a, 1, ...,
 /// 1]`: 1,024 traces into 4 specializations, 1.8 s). Parts share no class, so their
 /// traces split between them, and each part's merges are over its own classes only.
-/// Measured on 27 Nov (2 threads, three runs each), the bias spec: 1.78 s wall (all on
-/// one thread) before; halves 1.07-1.17 s (7 specializations, the halves unequal: 0.6 and
-/// 0.9 s); four parts 0.88-0.91 s wall, 1.47-1.49 s of CPU (13 specializations: the
-/// general plans once per part; 10 once identical ones are kept once); eight parts
-/// 1.07-1.15 s (18 specializations). Splitting after 64 traces instead of 128: 0.96-0.98 s
-/// before the traces-per-entry rule and the `Cube::is_empty` fix, no difference after
-/// (0.85-1.00 s against 0.84-0.95, interleaved). Small covers (every public spec: at most 54
+/// Four parts measured faster than halves or eight parts on the bias spec, and splitting
+/// after 64 traces gained nothing over 128 (`docs/perf/2026-11-cover.md`). Small covers
+/// (every public spec: at most 54
 /// traces) finish before the limit and are unchanged. The result does not depend on the
 /// thread count: the parts are the same at one thread, run one after the other, and are
 /// concatenated in their fixed order.
@@ -513,7 +431,7 @@ fn cover_in_parts(
 /// Covers of specs with free stride symbols never split. Their classes multiply by the
 /// orders of the strides, which the parts' `s == 1` literals on sizes do not separate,
 /// so every part needs most of the plans again. Once plans were widened over sizes 1 by
-/// default (27 Nov, late), these covers reached the split rule, and split (2 threads, compile's
+/// default, these covers reached the split rule, and split (2 threads, compile's
 /// own time, split → one run): `cover_free_strides_3d` 40 specializations in 0.94-0.98 s
 /// → 17 in 1.0 s, with a broadcast `[b, c]` operand 31 in 0.40 s → 10 in 0.41 s, `neg`
 /// of it 58 in 1.3 s → 29 in 0.9 s.
@@ -529,7 +447,7 @@ pub const SPLIT_AFTER_TRACES: usize = 128;
 /// 0.95 s instead of 0.80, and the 100-specialization artifact cut from the split cover
 /// loaded in 42 ms instead of 29 (fewer of its specializations verified from the recorded
 /// guards alone). With this rule neither splits (same artifacts as one run). 6 rather than
-/// 8 (27 Nov, evening, 2 threads, five runs each, same minutes): `[a, ..., g] + [h, i, j, 1, 1, 1,
+/// 8 (2 threads, five runs each, same minutes): `[a, ..., g] + [h, i, j, 1, 1, 1,
 /// g]` then splits after 128 traces instead of 232 (the first run is one thread's work,
 /// the other core idle): 1.11-1.20 s → 0.84-0.88 s (135 specializations either way), with
 /// `--widen-size-1` 0.98-1.01 s → 0.85-0.96 s (36). Nine other 7- to 10-symbol specs

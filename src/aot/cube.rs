@@ -480,7 +480,7 @@ impl IntSet {
 ///
 /// The merge builds one premise per literal of every term and asks it of every other term.
 /// Keyed by symbol name and kept sorted, the premises' insertions and name comparisons
-/// were half of the merge of a cover widening one plan hundreds of times (27 Nov, the bias
+/// were half of the merge of a cover widening one plan hundreds of times (the bias
 /// `[a, ..., j] + [a, 1, ..., 1]` with `--widen-size-1`: `Cube::of` 12% of the cover).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Cube {

@@ -127,16 +127,10 @@
 //! `[a,b,c,d,e,f] + [f]` (one specialization needs 139 traces) or `+ [d,e,f]` (151) were
 //! written by `--cover` and then refused by their own loader for want of budget; a
 //! compile now verifies with a budget of 4096 and fails rather than write such a file.
-//! Measured on the bench artifact below (its cover of `[a,b,c,d] +
-//! [e,f,g,h]` stopped at 100 specializations: 100 traces at the trace points, 173 more
-//! for regions; 24 Nov 08:32, quiet machine, 2 threads, mean of 30 loads, three
-//! alternations of the same artifact with and without its hints): 33.3-34.6 ms with
-//! hints, 56.6-57.8 ms without. A profile without hints had 23% of a load in the probe
-//! grid (`find_point`, mostly exhausting it on regions that are empty), 12% in the
-//! witness search and 5% in searching disjunctions' branches; with hints about 80% of a
-//! load is the traces themselves (41% simplifying their guards, 27% the symbolic build).
+//! With the hints a load is mostly the traces themselves rather than a search for points
+//! (a profile and timings of `artifact_load_100`: `docs/perf/2026-11-cover.md`).
 //!
-//! The simplification is skipped where it proves nothing (27 Nov): the simplified guards
+//! The simplification is skipped where it proves nothing: the simplified guards
 //! are equivalent to the guards as recorded (range guards plus the environment's), so the
 //! verifier first asks whether the region's facts imply each *recorded* guard (one
 //! decision each, under facts assumed once) and the plans are equal, and simplifies a
@@ -144,31 +138,8 @@
 //! That check only accepts, so what is rejected and why is unchanged. 72 of the 100
 //! specializations of the bench artifact verify without simplifying (the others merge
 //! classes into a disjunction or a widened guard, which no single trace's recorded guards
-//! follow from). Same binary, same minutes, median of 21 loads in a loop (the host slow
-//! that day: its 64 MiB copy at 3.4 ms): 44.0 ms before, 29.2-32.1 ms after;
-//! `symstride bench --only artifact_load_100` read 45-61 ms before and 29.5-30.0 ms after
-//! (the bench process holds the other scenarios' tensors, which made its allocations
-//! slower and noisier before). Of the verification now: 58% the traces (their symbolic builds), 21%
-//! simplifying the traces the check did not settle, 12% the decisions, 8% comparing plans.
-//!
-//! Earlier figures, before the hints and for the 6-symbol `addcmul` cover that was the
-//! bench artifact then: the cost of a load is mostly re-tracing: bench scenario
-//! `artifact_load_100` (the first
-//! 100 specializations of a 6-symbol `--cover`, [`artifact_100_json`]; 162 traces, 100 at
-//! the trace points and 62 for the regions of widened guards) spends about three quarters
-//! of its time in the verifier's traces, half of each in the symbolic iterator build
-//! (static decisions of `ShapeEnv`) and a third in simplifying the traced guards. Measured on the
-//! shared 2-core host (24 Nov 00:03, load average 7-8, the 2-thread 64 MiB copy at 8-10 ms
-//! instead of its quiet 2.5 ms; old and new builds alternated under `flock`), process CPU
-//! time per load, median of 15: 53-55 ms before, 44-45 ms after the guard simplifier
-//! stopped trying proofs a sample point refutes (a range guard or a conjunct the others
-//! do not imply; a `meet_literal` candidate) and the symbolic layer stopped rebuilding
-//! unchanged junctions and re-deriving which symbols are positive (00:14, load average 9,
-//! with the cheap no-common-factor test before cancelling monomials: 51-56 ms before,
-//! 41-43 ms after). `symstride bench
-//! --threads 2 --cpu-time` splits it evenly: 21-22 ms per thread. Wall time equals CPU time
-//! only on a quiet machine: under that load one load took 85-90 ms (105-110 ms before),
-//! with one thread or two.
+//! follow from). A load's time, with and without these shortcuts, is recorded in
+//! `docs/perf/2026-11-cover.md` (*Loading artifacts*).
 
 mod artifact;
 mod cover;

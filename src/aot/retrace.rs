@@ -14,7 +14,7 @@
 //!   trace (before its simplification, which keeps their conjunction; see
 //!   [`RecordedGuards`]), with the plans equal. It only ever accepts, saves the
 //!   simplification (half of a trace) for most specializations (72 of the 100 of
-//!   `artifact_load_100`, whose load went from 44 to 32 ms on 27 Nov), and leaves
+//!   `artifact_load_100`), and leaves
 //!   everything it does not settle to the path below, so rejections are unchanged; and
 //! * the stored plan **equals** the traced plan *as expressions* (structurally, or proved
 //!   equal under the stored guards): a changed expression that agrees only at the trace

@@ -157,8 +157,8 @@ impl TracedGuards {
 /// stored form.
 ///
 /// Why keep them: the loader's verification asks whether the stored guards imply a trace's
-/// guards, and the simplification was about half of a trace (47% of `artifact_load_100`,
-/// measured 27 Nov). The simplification keeps the conjunction (each step replaces a guard by
+/// guards, and the simplification was about half of a trace (47% of `artifact_load_100`).
+/// The simplification keeps the conjunction (each step replaces a guard by
 /// one equivalent to it under the others and the ranges), and the environment's pruning only
 /// drops guards the kept ones imply. So stored guards that imply every recorded guard imply
 /// the trace's simplified guards: the verifier tries that first, with one decision per
@@ -541,7 +541,7 @@ impl<'a> TraceEnv<'a> {
 /// pattern is traced as its own class only under [`EmptyRule::ZeroClassPlan`] (verifying
 /// artifacts written before those existed).
 ///
-/// Measured (24 Nov, PyTorch 2.15 and the concrete build, which agree): where shapes
+/// Measured (PyTorch 2.15 and the concrete build, which agree): where shapes
 /// broadcast, an empty output's strides are *not* the format's strides with `Max(s, 1)` in
 /// general. When TensorIterator's permutation is the plain reversal the output is allocated
 /// contiguous (`Max(s, 1)` products); otherwise its strides are the prefix products of the

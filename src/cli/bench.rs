@@ -407,8 +407,8 @@ const COPY_REFERENCE: &str = "memcpy_64MiB";
 
 /// The copy reference: the library's contiguous parallel copy (one chunk per thread of the
 /// current rayon pool, non-temporal stores: `kernel::parallel_copy`), the fastest copy
-/// measured on this machine. It was `copy_from_slice` per chunk (glibc `memcpy`, plain
-/// stores here), 25-30% slower, which flattered every ratio.
+/// measured. It was `copy_from_slice` per chunk (glibc `memcpy`, plain stores for large
+/// chunks), 25-30% slower, which flattered every ratio.
 fn parallel_copy(dst: &mut [f32], src: &[f32]) -> Result<()> {
     kernel::parallel_copy(dst, src)
 }
@@ -592,12 +592,11 @@ struct Measured {
 /// move each scenario's own byte count (`bytes / 2` read, `bytes / 2` written, from the
 /// front of two buffers sized for the largest selected scenario).
 ///
-/// Why: copy bandwidth depends on the working set. On the 260 MiB-L3 Xeon host of 28 Nov
-/// (2 threads, `kernel::parallel_copy`, 04:25 UTC, two runs) a copy moving 2 x 64 MiB ran at
-/// 63 GB/s, 2 x 128 MiB at 47-55 GB/s and 2 x 192 MiB at 39 GB/s: the 64 MiB reference
-/// largely stays in the L3 between runs while the 8-byte binary ops' 384 MiB stream from
-/// DRAM. `add_f64_16M` then read 0.60x of the 64 MiB copy at 40 GB/s, the bandwidth of a copy
-/// of its own bytes. Both ratios are printed: the 64 MiB one compares every row with one
+/// Why: copy bandwidth depends on the working set. The 64 MiB copy's buffers can stay
+/// largely in a large L3 between runs while the 8-byte binary ops' 384 MiB stream from
+/// DRAM, so such an op can read well below 1x of the 64 MiB copy while moving its bytes as
+/// fast as a copy of the same bytes (`docs/perf/2026-11-28-bench.md`). Both ratios are
+/// printed: the 64 MiB one compares every row with one
 /// fixed copy, this one with what the machine does for that many bytes.
 struct SizedCopy {
     src: Vec<f32>,
@@ -647,7 +646,7 @@ const SAME_BYTES_MIN: f64 = (1 << 20) as f64;
 /// in the caches from one run to the next, as in `scripts/torch_bench.py`). The host's
 /// memory bandwidth drifts by up to 2x within minutes here, and a ratio against one copy
 /// median measured at the end of the run moved a row by up to 30% between runs of the same
-/// binary (`add_int32_16M` 0.82-1.37x, `mul_i64_16M` 0.60-1.00x in six runs of 27 Nov).
+/// binary (`docs/perf/2026-11-28-bench.md`).
 /// (Tried first: a copy timed before every run of the scenario, with one untimed run of it
 /// in between. Scenarios whose data fits the 32 MiB L3 then lost it to the copies:
 /// `amax_cl_6M` 0.39 -> 0.66-0.72 ms.)

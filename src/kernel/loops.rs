@@ -109,14 +109,11 @@ impl<T: Copy> Src<T> for Contig<T> {
 /// How far ahead of a streamed row's reads its contiguous inputs are prefetched, in bytes
 /// (read-heavy ops only: [`read_heavy`]; and the contiguous copy, [`stream_copy`]).
 ///
-/// The hardware prefetchers alone leave a thread's reads short of what the memory system
-/// delivers on the Xeon host of 28 Nov (2 threads): a read of 128 MiB (AVX2, one stream
-/// per thread) ran at 49-50 GB/s, 53-55 GB/s with `prefetcht0` of every line 4 KiB ahead
-/// (1 KiB ahead gained half of that, 8 KiB the same as 4 KiB; `prefetcht1` less than
-/// `t0`, `prefetchnta` made the read 3x slower). The copy with the prefetch, against
-/// without, in one process (order rotated per repetition): 3-8% less time at 64-192 MiB.
-/// Which ops gain is in [`read_heavy`]. (On the AMD host of 27 Nov, a prefetch of both
-/// inputs of every binary op measured within the noise and was not kept then.)
+/// The hardware prefetchers alone leave a thread's sequential reads short of what the memory
+/// system delivers: `prefetcht0` of every line 4 KiB ahead closed most of that gap (1 KiB
+/// ahead gained half as much, 8 KiB no more; `prefetcht1` less, `prefetchnta` made reads
+/// slower) and made the contiguous copy faster too. Which ops gain is in [`read_heavy`];
+/// figures in `docs/perf/2026-11-kernels.md` (*Prefetch for read-heavy ops*).
 const PREFETCH_AHEAD: usize = 4096;
 
 /// Prefetches into L1 the 64-byte lines at byte offsets `[from, to)` + [`PREFETCH_AHEAD`]
@@ -148,12 +145,11 @@ fn prefetch_range(base: *const u8, from: usize, to: usize, len: usize) {
 /// its inputs' and output's element sizes, known at compile time) prefetches its contiguous
 /// inputs in streamed rows: when it reads more than twice what it writes.
 ///
-/// Measured on the Xeon host of 28 Nov (16M elements through `op::call`, 2 threads, one
-/// process, with and without the prefetch in an order rotated per repetition, 31 each, two
-/// runs): `eq` f32 -> bool (8 bytes read per byte written) -11 and -14% time, `where`
-/// (bool, f32, f32 -> f32: 2.25) -10 and -11%, but `add` f32 and f64 (2) +1 to +3% and
-/// `mul` i64 (2) -4%. Ops that read no more than twice what they write leave their
-/// sequential reads to the hardware prefetchers, which keep up with them.
+/// Measured with and without the prefetch in one process: ops reading 8 or 2.25 bytes per
+/// byte written (`eq` f32 -> bool, `where`) took 10-14% less time, ops reading twice what
+/// they write (`add` f32/f64, `mul` i64) moved within a few percent either way (figures in
+/// `docs/perf/2026-11-kernels.md`). Ops that read no more than twice what they write leave
+/// their sequential reads to the hardware prefetchers, which keep up with them.
 #[inline(always)]
 const fn read_heavy(read: isize, written: isize) -> bool {
     read > 2 * written
@@ -556,12 +552,10 @@ pub(crate) fn stream_output<O: Element>(numel: usize) -> bool {
 ///
 /// Why: a large copy with plain stores reads every destination line before writing it (read
 /// for ownership), three memory streams for two. glibc's `memcpy` (the `copy_from_slice` of
-/// the former bench reference and of the contiguous copy kernel) keeps plain stores for the
-/// 32 MiB per-thread chunks of a 64 MiB copy on this machine: a standalone probe (2 threads,
-/// 64 MiB, Zen 5 KVM guest, minima of 21-31 runs, same minute) measured glibc `memcpy`
-/// 3.3-3.5 ms, AVX2 loads + plain stores 3.3-3.4, `rep movsb` 2.5-2.8 (medians up to 2x
-/// worse), SSE2 + non-temporal 2.6-3.1, **AVX2 + non-temporal 2.5-2.6** (kept), PyTorch's
-/// `copy_` (AVX2 loads + plain stores) 3.2-3.7. Transparent huge pages did not change them.
+/// the former bench reference and of the contiguous copy kernel) keeps plain stores for
+/// per-thread chunks of tens of MiB; AVX2 loads with non-temporal stores were the fastest
+/// of the copies probed (`rep movsb`, SSE2 non-temporal, PyTorch's `copy_` among them;
+/// figures in `docs/perf/2026-11-kernels.md`, *The copy reference*).
 ///
 /// SAFETY: `src` is valid for `n` byte reads, `dst` for `n` byte writes, and they do not
 /// overlap.
@@ -694,7 +688,7 @@ pub fn parallel_copy<T: Element>(dst: &mut [T], src: &[T]) -> Result<()> {
 /// else `stream_lines_sse2`), inlined into the burst loop: the destination is 64-byte
 /// aligned and a burst is whole lines, so [`stream_copy`]'s head and tail (two `memcpy`
 /// calls of 0 bytes, each behind a `vzeroupper`) and its CPU-feature check are not paid per
-/// 512-byte burst (measured in the `kernel` docs).
+/// 512-byte burst (measured: `docs/perf/2026-11-kernels.md`).
 ///
 /// SAFETY: `out[..n]` is valid for writes, aligned for `O`, and not read by `body`'s inputs;
 /// `avx2` only when the CPU has AVX2.
@@ -761,11 +755,8 @@ pub(crate) enum Burst {
     /// outputs only, whose `mul` has no AVX2 form (LLVM builds it from three `vpmuludq`;
     /// AVX-512 DQ has `vpmullq`). Only when the CPU reports all three features.
     ///
-    /// Measured (Xeon host, 28 Nov, 16M i64 `a * b` in 512-byte bursts with non-temporal
-    /// stores, 2 threads, one process, order rotated per repetition, three runs of 31): the
-    /// AVX2 build 14.4-15.1 ms, the AVX-512 build 13.3-14.1, a copy of the same bytes
-    /// 13.2-13.8. Other element types keep the AVX2 twin: their loops have AVX2 forms and
-    /// run at the copy's speed already.
+    /// Other element types keep the AVX2 twin: their loops have AVX2 forms and run at the
+    /// copy's speed already (figures in `docs/perf/2026-11-kernels.md`).
     StreamAvx512,
 }
 

@@ -21,15 +21,11 @@
 //!   reduction kernels' own leaf fold and pairwise cascade (`kernel::fold_run`,
 //!   `kernel::Cascade`: the f32 sum still accumulates in f64), and writes the block too when
 //!   the reduction's input is materialized (read by a later step; plain stores, so that
-//!   later read finds it in the cache: measured in the `program` docs).
+//!   later read finds it in the cache: measured, `docs/perf/2026-11-programs.md`).
 //!
-//! Tried on the conv epilogue and not kept (27 Nov, 2 threads, variants interleaved, same
-//! minutes; `perf` puts 58% of the block loop on the load of the input, memory-bound, no
-//! page fault inside a run): the members run over sub-blocks of 128 elements, each stored
-//! at once (1.35-2.0 ms against 1.29-1.50 for whole blocks); the last member writing the
-//! output's 512-byte non-temporal bursts itself through the op kernels' `kernel::streamed`
-//! (no scratch block to copy out: 1.38-1.61 ms of CPU time against 1.21-1.57). The whole
-//! block stored at once stays.
+//! The whole block is stored at once: sub-blocks stored as they are computed, or the last
+//! member writing non-temporal bursts itself, measured no faster on the conv epilogue
+//! (`docs/perf/2026-11-programs.md`).
 //!
 //! For a reduction the first output operand is the reduction's dense result viewed over the
 //! input's sizes with stride 0 on the reduced dims (as TensorIterator builds it), so the walk

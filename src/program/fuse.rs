@@ -41,7 +41,7 @@
 //! # Why
 //! Step by step, a chain of `n` members over `N` elements writes and re-reads `n - 1`
 //! intermediates of `N` elements: PyTorch eager does the same. The measurements that
-//! justified the block evaluator are in the `program` module docs (the `symstride bench`
+//! justified the block evaluator are in `docs/perf/2026-11-programs.md` (the `symstride bench`
 //! program scenarios).
 
 use super::rows::{plan_rows, RowSegment, ROW_MAX, ROW_MIN};

@@ -59,9 +59,8 @@ pub const ROW_MAX: i64 = 16384;
 
 /// Shortest row (elements) a segment is evaluated row by row at: below it the per-row work
 /// (operands set up, each step's loop started, a cascade per reduction) outweighs the passes
-/// saved. Softmax of 16M f32, 2 threads (probe, 28 Nov; row by row against the chains):
-/// rows of 4: 324 against 252 ms; 16: 77 against 72; 64: 24.6 against 34.8; 256: 15.4
-/// against 23.2; 4096: 18.0 against 21.7; 16384: 16.8 against 23.8.
+/// saved: in a probe of a 16M-f32 softmax, rows of 16 elements ran slower row by row than
+/// as chains, rows of 64 and more faster (`docs/perf/2026-11-programs.md`).
 pub const ROW_MIN: i64 = 32;
 
 /// Consecutive steps evaluated row by row (see the module docs).

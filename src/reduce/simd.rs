@@ -1,11 +1,11 @@
 //! Hand-written AVX2 folds for the cases where the compiler's own vectorization of the
-//! generic reducers falls short (measured; see the `kernel::reduce` module docs).
+//! generic reducers falls short (measured; see `docs/perf/2026-11-kernels.md`, *Reductions*).
 //!
 //! The float32 `sum` accumulates in f64 ([`super::ReduceElement::SumAcc`]). Compiled for
 //! AVX2, LLVM's SLP vectorizer keeps the generic 16-lane leaf at two f64 per register
 //! (`vcvtps2pd xmm`); [`sum_f32_avx2`] converts four f32 per instruction into eight
-//! independent 256-bit accumulators, and prefetches 4 KiB ahead (measured gains are in the
-//! `kernel::reduce` docs).
+//! independent 256-bit accumulators, and prefetches 4 KiB ahead (measured gains are in
+//! `docs/perf/2026-11-kernels.md`).
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -61,7 +61,7 @@ pub(crate) unsafe fn sum_f32_avx2(xs: &[f32]) -> f64 {
 /// accumulators of four lanes (eight values per step), combined as a tree, then the scalar
 /// tail. The kernels give it rows from four distant parts of a task's range (four memory
 /// streams), which a 2-thread read of 64 MiB takes ~20% faster than one stream
-/// (measurements in the `kernel::reduce` docs). The order differs from [`sum_f32_avx2`]'s,
+/// (measurements in `docs/perf/2026-11-kernels.md`). The order differs from [`sum_f32_avx2`]'s,
 /// so a kernel folds every row of a reduction with the same one of the two.
 ///
 /// # Safety
@@ -105,8 +105,8 @@ pub(crate) unsafe fn sum4_f32_avx2(rows: [&[f32]; 4]) -> [f64; 4] {
 
 /// `acc[j] += (a[j] + b[j]) + (c[j] + d[j])` in f64 for the four rows `[a, b, c, d]` (each
 /// at least `acc.len()` long): the outer float32 sum folding rows from four distant parts
-/// of its range together, one accumulator load and store per four values (measured in the
-/// `kernel::reduce` docs).
+/// of its range together, one accumulator load and store per four values (measured in
+/// `docs/perf/2026-11-kernels.md`).
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
@@ -142,7 +142,7 @@ macro_rules! extreme_avx2 {
         /// a `Some` is the one value (bit for bit) the generic fold would return too: a
         /// non-zero, non-NaN extreme equals no other value. The generic `amax` fold of a
         /// short row compiled to two-lane loads, inserts and blends at ~3.5 cycles per value
-        /// (`perf` of the softmax's `amax`, 28 Nov).
+        /// (`perf` of the softmax's `amax`).
         ///
         /// # Safety
         /// The CPU must support AVX2 and FMA.

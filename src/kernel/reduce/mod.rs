@@ -52,201 +52,47 @@
 //! body (the property tests run every case both ways). Other targets only have the portable
 //! body.
 //!
-//! What `perf annotate` showed and what was kept (2 threads, machine shared with other
-//! builds, load average 9-11 on 2 cores, so figures are minima over 41-101 runs and only
-//! comparisons made in the same minute are meaningful):
-//! * the baseline float32 sum is packed SSE2 `cvtps2pd` + `addpd` (2 values per
-//!   instruction), stalled on its loads;
-//! * under AVX2 the compiler's SLP vectorizer kept the 16-lane leaf at **two** f64 per
-//!   register (`vcvtps2pd xmm`), so the float32 sum got a hand-written fold
-//!   (`reduce::simd`: eight 256-bit f64 accumulators, four values converted per
-//!   instruction): `sum_lastdim_16M` at one thread, minimum of 101 runs, 2.14-2.20 ms against
-//!   2.70-2.83 ms for the compiler's AVX2 leaf (medians 6.4-6.6 against 9.6-10.9 ms);
-//! * the outer fold and the NaN-propagating `amax`/`amin` select vectorize to 256 bits on
-//!   their own (`vcvtps2pd ymm` + `vaddpd ymm`; `vcmpltps` + `vcmpunordps` + `vorps` +
-//!   `vblendvps`), so they keep the generic code. Same binary, interleaved,
-//!   `--simd baseline` against the AVX2 twins at 2 threads (minima of 41): `sum_outer_16M`
-//!   3.40-3.55 against 2.36-2.54 ms, `amax_cl_6M` 1.32-1.57 against 0.62-0.97 ms,
-//!   `sum_lastdim_16M` 2.95-3.43 against 2.16-2.73 ms.
+//! Why the float32 sum has a hand-written AVX2 fold: under AVX2 the compiler's SLP
+//! vectorizer kept the 16-lane leaf at two f64 per register (`vcvtps2pd xmm`), so
+//! `reduce::simd` folds with eight 256-bit f64 accumulators, four values converted per
+//! instruction, and prefetches the lines 4 KiB ahead (the next rows of a last-dim sum). The
+//! outer fold and the NaN-propagating `amax`/`amin` select vectorize to 256 bits on their
+//! own and keep the generic code. The outer fold's register groups exist because the
+//! four-row fold's accumulators, loaded and stored through a loop of run-time width, made
+//! one dependent compare-and-blend chain per vector; with the accumulators in eight `ymm`
+//! registers and one whole row per step the chains are independent and only the input is
+//! loaded. Register groups are not used for the widening float32 sum (32 f64 accumulators
+//! per group measured slower than the four-row fold). Not tried in the crate: AVX-512 (the
+//! crate's minimum Rust version predates the stable AVX-512 target features). The `perf`
+//! findings and timings: `docs/perf/2026-11-kernels.md` (*Reductions*).
 //!
-//! * the hand-written float32 sum also prefetches the two cache lines 4 KiB ahead of each
-//!   32-value step (the next rows of a last-dim sum): `sum_lastdim_16M`, binaries with and
-//!   without it interleaved, minima of 61 runs, 1.81-2.11 against 2.08-2.26 ms at 2 threads
-//!   and 1.99-2.21 against 2.20-2.52 ms at 1 thread, medians lower in each of the 9 pairs.
+//! The outer sum (`sum(dim=0)`) reads one whole row per pass for blocks of at least 256
+//! bytes of accumulators, prefetching `ROW_PREFETCH_BYTES` ahead: interleaving four 1 KiB
+//! rows per pass, not the f32 → f64 conversion, was what kept the earlier fold above the
+//! time of a pure read, and one row per pass reads the input as one sequential stream.
+//! Narrower blocks keep the four-row pass, which saves loop overhead and accumulator
+//! traffic per value. The lines to prefetch are returned as two parts looped separately (a
+//! chained iterator's state machine had wrapped each row's prefetches). Summing pairs in
+//! f32 before widening was ruled out: it would break the correctly rounded result of
+//! `# Accuracy`. The probes and bench pairs behind this: `docs/perf/2026-11-kernels.md`.
 //!
-//! * the outer fold's register groups (issue 13's `amax_cl_6M`, channels-last
-//!   `[32, 64, 56, 56]` over `(2, 3)`: 32 blocks of 64 channels × 3136 contiguous rows of
-//!   256 bytes). `perf annotate` of the four-row fold showed the samples on the `vcmpltps`
-//!   after each row's load: per accumulator vector a chain of four `vcmpltps` → `vorps` →
-//!   `vblendvps` steps, the accumulators loaded and stored every four rows through a
-//!   loop whose width is only known at run time. With the 64 accumulators in eight `ymm`
-//!   registers and one whole row per step, the eight chains are independent and nothing
-//!   but the input is loaded. Standalone probe of the same shape (2 threads, medians of
-//!   41): 0.31 ms against 0.52 ms for the four-row fold and 0.27 ms for a plain AVX2 read
-//!   of the same bytes. In the crate, old and new binaries interleaved in the same minute
-//!   (23:58-23:59 UTC, load average ~9 from other builds, so `--cpu-time`, medians of 41,
-//!   2 threads): `amax_cl_6M` 1.02 / 1.32 / 1.60 ms (0.32-0.40× the copy's rate) before,
-//!   0.49 / 0.36 / 0.37 ms (0.98-1.01×) after, with the 64 MiB copy at 1.86-2.71 ms (again
-//!   at 00:20-00:22 UTC: 0.94 / 0.88 / 0.97 ms, 0.42-0.45×, against 0.39 / 0.59 / 0.44 ms,
-//!   0.98-1.36×; `sum_lastdim_16M` and `sum_outer_16M`, whose path is unchanged, moved
-//!   within the noise: 1.02-1.75 against 0.95-1.85 ms and 1.62-2.01 against 1.60-1.80 ms); the
-//!   read-once target of issue 13 (at most 1.2× the time to read the input at the copy's
-//!   rate, ≥ 0.83×) is met. Wall-time medians at that load (old 1.8-6.0 ms, new
-//!   0.68-2.2 ms; minima 1.66-2.69 against 0.64-1.45 ms) say the same; PyTorch's medians in
-//!   those minutes were 16-32 ms (its threads lost the CPU), so tonight's runs give no
-//!   comparison with PyTorch (quiet figures from 22:15: PyTorch 0.31 ms).
-//!
-//! Tried and not kept for issue 13's reduction targets: register groups for the widening
-//! float32 sum (32 f64 accumulators per group; standalone probe, medians: a `[8192, 256]`
-//! block per task 7.1 against 2.9 ms for the four-row fold, 64 channels-last columns 0.79
-//! against 0.73 ms), so groups are used only when the accumulator is no wider than the
-//! input; PyTorch's `maximum` formulation of the `amax` step (`max` then a NaN select,
-//! three operations instead of four) in the register groups: no faster (minima 0.70
-//! against 0.69 ms), the generic select stays. `sum_lastdim_16M` was left as it is: a plain
-//! AVX2 read of the same 65536 rows of 256 values over 2 threads took 2.56 ms where the
-//! f64 fold took 2.76 ms and an f32-accumulating fold 2.98 ms (same minute, loaded
-//! machine), so the f64 accumulation costs nothing measurable there and the sum runs at
-//! the rate the input can be read; in the crate's bench it ran at 1.00-1.12× the copy's
-//! rate (`--cpu-time`, 23:58-23:59 UTC), within the read-once target.
-//!
-//! Also tried and not kept: the compiler's own AVX2 vectorization of the generic leaf for the
-//! float32 sum (above). (A first try of prefetching the outer fold's rows, 4 KiB or at least
-//! 16 rows ahead, measured `sum_outer_16M` slower, minima 3.1-4.0 against 1.2-2.6 ms on a
-//! loaded host; the second try below, one prefetch per cache line of the rows 6 KiB ahead,
-//! measured it faster in every interleaved pair, and is kept.) Not tried in the crate:
-//! AVX-512 (the crate's minimum Rust version predates the stable AVX-512 target features).
-//!
-//! `sum_outer_16M` against its target of issue 13 (at most 1.2× the time of reading the
-//! input once at the copy's bandwidth), 23 Nov 2026 on the 2-core AMD EPYC (Zen 5) guest,
-//! load average 8-10, process CPU time / threads: 1.7-2.1 ms against a 2.1-2.4 ms copy of
-//! 64 MiB + 64 MiB (read-once time 1.05-1.2 ms), so ~1.6× the read-once time: **target not
-//! met**. A standalone probe of the same shape (8 row ranges over 2 threads, leaves of 64
-//! rows, medians of 21, CPU ms): a pure f32 read of the input 1.40, this fold compiled for
-//! AVX2 2.29, the same fold compiled for AVX-512 (`avx512f`, 8 f64 per register) 2.34, a
-//! register-blocked AVX2 fold (16 columns in 4 ymm f64 accumulators across all 64 rows of a
-//! leaf) 2.67 (with 32 columns in 8 accumulators: 3.01), copy 2.36. The float32 → f64 conversion the accuracy contract requires
-//! (`vcvtps2pd`, 2 µops per 4 values) keeps the fold compute-bound at 2 threads; none of the
-//! variants was kept, and summing pairs in f32 before widening was ruled out (it would break
-//! the correctly rounded result of `# Accuracy`).
-//!
-//! The next session (24 Nov, 02:15-03:00 UTC, same host, load average 5-11 from other
-//! builds) found the fold bound by memory latency, not by the conversion: `perf annotate`
-//! put the samples on the `vaddpd`s waiting for each row's `vcvtps2pd` load, and a C probe
-//! of the same four-row fold (2 threads, 8 row ranges, leaves of 64 rows) took 0.55 ms CPU
-//! on a 64 KiB input kept hot in cache against 2.5 ms streaming the 64 MiB input, where a
-//! plain read took 1.2 ms. In that probe, wall time at load ~4.6, prefetching each row's
-//! lines ahead (one `prefetcht0` per 64 bytes, issued at the start of each four-row pass)
-//! took the fold from 5.0 ms (median of 21; minimum 4.5) to 2.1 ms at 4 KiB ahead
-//! (minimum 1.9), 2.0 ms at 6 KiB (minimum 1.8), 2.2-2.3 at 2 and 8 KiB, 2.4 at 16 KiB,
-//! with the 2-thread copy at 3.0-3.6 ms; so `fold_rows` and `fold_groups` prefetch
-//! (`prefetch_row`) 6 KiB ahead. In the crate, binaries before and after interleaved
-//! (`symstride bench --threads 2 --cpu-time --reps 21 --only
-//! memcpy_64MiB,sum_outer,sum_lastdim`, 02:59 UTC, three pairs): `sum_outer_16M`
-//! 1.41-1.60 ms (0.40-0.43× the copy's rate) before, 1.04-1.07 ms (0.57-0.62×) after,
-//! with the copy at 1.18-1.34 ms and `sum_lastdim_16M`, a plain streaming read, at
-//! 0.84-1.17 ms (0.56-0.75×) in the same runs; in wall time three earlier pairs gave
-//! minima of 3.0 / 3.9 / 5.4 ms before and 1.08 / 2.4 / 2.4 ms after. `amax_cl_6M`
-//! (register groups) moved from CPU-time medians 0.40-0.48 ms to 0.24-0.51 ms. Four more
-//! pairs at 03:17 UTC (load average ~10, ratios to the copy of the same run): `sum_outer_16M`
-//! 0.45 / 0.53 / 0.45 / 0.49× before against 0.59 / 0.48 / 0.45 / 0.61× after,
-//! `amax_cl_6M` 0.78 / 0.81 / 0.83 / 0.72× against 0.97 / 0.93 / 0.58 / 0.91×. So the
-//! outer sum now reads about as fast as the last-dim sum, but the read-once target
-//! (≥ 0.83×) is **still not met** on this host in these hours, where even the plain read
-//! of `sum_lastdim_16M` reached only 0.56-0.75×. PyTorch could not be compared: run right
-//! after ours under the same load its medians were 20 ms (its threads lost the CPU), ours
-//! 2.0-6.4 ms wall.
-//!
-//! Tried in that session and not kept (same binary, variant chosen by an environment
-//! variable, interleaved, CPU-time medians of 21, copy 1.19-1.52 ms): eight rows per pass
-//! instead of four (1.02-1.23 ms against 1.12-1.19 ms), and 16-row blocks with 16-column
-//! f64 accumulators in registers (1.09-1.16 ms), each at prefetch distances of 3, 6 and
-//! 12 KiB (all within the noise of each other); in the C probe, summing row pairs in f32
-//! before widening (2.5 against 2.6 ms; not worth the accuracy), and the prefetch hints
-//! T1, T2 and NTA instead of T0 (no difference).
-//!
-//! Third session (24 Nov, 05:05-06:30 UTC, same host, load average 3-5 from other agents'
-//! builds), issue 13's `sum_outer_16M` against a pure read: a C probe first (`gcc -O2
-//! -mavx2`, 2 threads each folding a contiguous half of the `[65536, 256]` rows, 256 f64
-//! accumulators, `vcvtps2pd` + `vaddpd`, leaves of 64 rows; per-thread CPU time, medians
-//! of 21, variants interleaved in one process). Relative to a plain AVX2 read of the same
-//! 64 MiB in the same run:
-//! * one row per pass, no prefetch: 1.13-1.24×; with each row's lines prefetched 6 KiB
-//!   ahead 1.03-1.12×, 10-16 KiB ahead **0.96-0.99×** (3 KiB: 1.16×; 24-32 KiB: 0.97-1.11×);
-//! * two rows per pass: 2.5× (prefetched 1.6×); four rows per pass, the fold used until
-//!   then: 2.2-2.4× (prefetched 6 KiB ahead: 1.48-1.66×);
-//! * register blocks (idea: fold a 64-row block from L1/L2 32 columns at a time with the
-//!   accumulators in eight `ymm`, prefetching the next block whole): 1.97×;
-//! * moving the accumulator buffer by 64-2080 bytes against the rows' 4 KiB alignment (4K
-//!   aliasing of accumulator stores with row loads) or misaligning it by 16 bytes: no
-//!   change beyond the noise.
-//!
-//! So interleaving four 1 KiB rows per pass, not the conversion, was what kept the fold
-//! above the read time: one whole row per pass reads the input as one sequential stream
-//! and reaches the pure read. [`fold_rows`] now does that for blocks of at least 256
-//! bytes of accumulators, prefetching `ROW_PREFETCH_BYTES` (12 KiB) ahead; narrower
-//! blocks (where a four-row pass saves loop overhead and accumulator traffic per value)
-//! keep the four-row pass. In the crate, old and new binaries alternated (`symstride
-//! bench --threads 2 --cpu-time --reps 21 --only
-//! memcpy_64MiB,read_64MiB,sum_outer_16M,sum_lastdim_16M`, 05:16 UTC, load ~4, six
-//! pairs): `sum_outer_16M` took 1.15-1.62× `read_64MiB`'s time before and 0.85-1.10×
-//! after (`vs copy` 0.56-0.65× before, 0.58-0.85× after, the read itself at 0.57-0.79×
-//! of the copy in those runs). Three more pairs at 05:53 (CPU time, load ~3.5): 1.14-1.31×
-//! the read's time before, 1.05-1.11× after (`vs copy` 0.59-0.68× against 0.74-0.77×,
-//! `sum_lastdim_16M` 1.03-1.10×); in wall time 1.19-1.66× before, 1.09-1.23× after.
-//! PyTorch right after ours under `flock` (05:53, wall): `sum_outer_16M` 6.4 and 8.0 ms
-//! (its copy 8.0 ms: its threads lost the CPU) against our 1.75-1.79 ms.
-//!
-//! `perf annotate` of the one-row loop then showed each row's 17 prefetches wrapped in the
-//! state machine of a chained iterator (`line_offsets` returned `step_by(64).chain(last)`);
-//! it now returns the two parts, looped separately. Seven pairs of binaries with and
-//! without that (06:00, CPU time): `sum_outer_16M` 0.94-1.11× the read's time (one
-//! outlier 1.47×; median 1.07×) against 1.06-1.23× (median 1.10×), lower in five of
-//! seven pairs; `vs copy` 0.75-0.81× (outlier 0.55×), with `read_64MiB` itself at
-//! 0.6-0.75× of the copy in those runs. So the outer sum now reads as fast as a pure
-//! read and as the last-dim sum; the issue's `vs copy` ≥ 0.83× is reached only when a
-//! pure read reaches it, which on this host in these hours it did not.
-//!
-//! # Four streams (27 Nov 2026)
-//! A standalone C probe (`gcc -O2 -mavx2`, 2 threads each reading a contiguous half of 64
-//! MiB, medians of 41, variants interleaved in one process, ratios to half the time of an
-//! AVX2 non-temporal copy of the same 64 MiB in the same run) found that one thread reads
-//! several *distant* streams faster than one: a plain f32 read 1.05-1.22× that reference,
-//! the same read split into four quarters read together 0.89-0.97×, eight 0.79-1.11×.
-//! For the last-dim sum's rows of 256 values: one row at a time with eight f64
-//! accumulators and a 4 KiB-ahead prefetch (the fold used until then) 1.16-1.34×, the
-//! same rows alternating between four quarters one whole row at a time 1.13-1.25×, and
-//! **four rows from four quarters folded together** (two f64 accumulators each, eight
-//! values per row per step) 0.94-1.10×; four *adjacent* rows folded together took 1.9-2.1×
-//! (four interleaved streams inside the same pages defeat the hardware prefetcher).
-//! Software prefetching of one stream 1-16 KiB ahead did not close the gap (1.13-1.32×).
-//!
+//! # Four streams
+//! One thread reads several *distant* streams faster than one (in a probe, a plain read
+//! split into four quarters read together took 15-20% less time than one stream), while
+//! four *adjacent* rows interleaved inside the same pages defeat the hardware prefetcher.
 //! So the inner reduction of short rows folds four rows from the four quarters of a
 //! task's outputs together (`outputs_streams`, `reduce::simd::sum4_f32_avx2`). Because
 //! that fold's order differs from the one-run fold's, every row of such a reduction goes
 //! through it (a task's last `n % 4` rows too, the last row repeated), and such rows are
 //! never split over tasks: the results are bitwise the same at every thread count
-//! (`tests/reductions.rs` checks it with rows whose f64 sum depends on the order). In the
-//! crate, same binary with and without the path (an environment switch, removed since),
-//! three pairs: `sum_lastdim_16M` 1.04 / 1.04 / 1.43 ms (0.91-1.08× the copy's rate)
-//! against 1.93 / 2.15 / 2.14 ms (0.66-0.77×), minima 0.92-1.33 against 1.76-1.91 ms;
-//! issue 13's read-once target (≥ 0.83×) is met there.
+//! (`tests/reductions.rs` checks it with rows whose f64 sum depends on the order).
 //!
-//! The outer fold (`sum_outer_16M`) first took the same shape, each task's rows as four
-//! quarters folded together into four accumulator blocks: no consistent gain (0.78 / 0.88 /
-//! 0.79× against 0.79 / 0.76 / 0.84× in three pairs; with each stream prefetched 12 KiB
-//! ahead 0.59-0.65×; again with the rows re-sliced so the loop vectorizes without bounds
-//! checks: 0.83 / 0.54 / 0.85× against 0.67 / 0.73 / 0.75×): the one-row fold loads and
-//! stores an accumulator per value, and four blocks keep that cost. Folding the four
-//! quarters' rows into **one** block, `acc[j] += (a[j] + b[j]) + (c[j] + d[j])` in f64
-//! (`fold_quarters`, `reduce::simd::sum_rows4_into_f32_avx2`), keeps the four streams and
-//! loads and stores each accumulator once per four values: in the C probe (same setup as
-//! above, `[65536, 256]` over dim 0, while a CI build ran) 1.66-1.72 ms against 2.39-2.87
-//! ms for the one-row fold with its prefetch; two quarters 1.78-2.00 ms; two *adjacent*
-//! rows per pass 6.1-7.5 ms. In the crate, same binary with and without (an environment
-//! switch, removed since): `--cpu-time` during a CI build, three pairs, 1.23 / 1.35 / 1.33
-//! ms (0.76-0.81× the copy's rate) against 2.23 / 1.97 / 2.04 ms (0.48-0.59×); wall time on
-//! the quiet host right after, 0.92 / 1.01 / 1.33× against 0.79 / 0.50 / 0.77×. The
-//! read-once target (≥ 0.83×) is met in those wall-time runs.
+//! The outer float32 sum folds the four quarters' rows into **one** block of accumulators,
+//! `acc[j] += (a[j] + b[j]) + (c[j] + d[j])` in f64 (`fold_quarters`,
+//! `reduce::simd::sum_rows4_into_f32_avx2`): it keeps the four streams and loads and stores
+//! each accumulator once per four values (four separate accumulator blocks kept the
+//! one-row fold's per-value cost and gained nothing). Figures:
+//! `docs/perf/2026-11-kernels.md` (*Four streams*).
 //!
 //! # Accuracy
 //! Pairwise combination (a binary-counter cascade over leaves) bounds the rounding error of
