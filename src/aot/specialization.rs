@@ -162,7 +162,7 @@ impl Specialization {
 
     fn no_plan(&self) -> Error {
         Error::invalid(format!(
-            "this specialization has no plan: its bindings fail with a {} error",
+            "this specialization has no plan: its bindings fail with an error of category `{}`",
             self.error.as_deref().unwrap_or("?")
         ))
     }

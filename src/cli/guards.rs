@@ -75,7 +75,7 @@ pub fn describe(a: &Artifact) -> String {
                 // An error specialization: the op fails wherever its guards hold.
                 let _ = writeln!(
                     s,
-                    "specialization {k} (traced at {at}): {} error",
+                    "specialization {k} (traced at {at}): an error of category `{}`",
                     error.as_deref().unwrap_or("an")
                 );
             }

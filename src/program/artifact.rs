@@ -157,7 +157,7 @@ impl Retrace for ProgramSubject<'_> {
         let (stored, traced) = (&stored_all.values, &traced_all.values);
         let cat = |v: &Values| match v {
             Ok(_) => "values".to_string(),
-            Err(e) => format!("a {} error", e.category()),
+            Err(e) => format!("an error of category `{}`", e.category()),
         };
         let (s, t) = match (stored, traced) {
             (Ok(s), Ok(t)) => (s, t),
@@ -487,14 +487,14 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
             Err(c) if c.category() == e.category => Err(c.clone()),
             Err(c) => {
                 return Err(art(format!(
-                    "a {} error specialization, but the program at the values it was traced \
+                    "an error specialization (category `{}`), but the program at the values it was traced \
                      at fails with: {c}",
                     e.category
                 )))
             }
             Ok(_) => {
                 return Err(art(format!(
-                    "a {} error specialization, but the program runs at the values it was \
+                    "an error specialization (category `{}`), but the program runs at the values it was \
                      traced at",
                     e.category
                 )))
