@@ -73,7 +73,7 @@ pub fn compile(
             }
         );
         match s.error() {
-            Some(e) => println!("      every admitted binding fails with an error of category `{}`", e.category()),
+            Some(e) => println!("      every admitted binding fails with {}", symstride::a_category_error(e.category())),
             None => println!(
                 "      {exprs} layout expression{} of {} value{} in one straight-line program of {steps} step{}",
                 plural(exprs),
@@ -183,8 +183,8 @@ pub fn describe(a: &ProgramArtifact) -> String {
             Err(e) => {
                 let _ = writeln!(
                     s,
-                    "specialization {k} (traced at {at}): an error of category `{}`: {e}",
-                    e.category()
+                    "specialization {k} (traced at {at}): {}: {e}",
+                    symstride::a_category_error(e.category())
                 );
             }
         }
