@@ -176,7 +176,11 @@ fn max_memory_is_enforced_for_expanded_outputs() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     let o = run(&["run", s(&plan), "--bind", "n=20", "--max-memory", "1G"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
-    assert!(o.stdout.contains("verified 8000 output elements"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("verified 8000 output elements"),
+        "{}",
+        o.stdout
+    );
 }
 
 /// The step-by-step reference charges its own allocations too: a reduction of an expanded
@@ -210,11 +214,26 @@ fn max_memory_bounds_the_reference_of_a_reduced_expansion() {
 fn symbolic_plain_int_arguments_are_refused_at_compile() {
     let dir = scratch("plain_int");
     for (step, what) in [
-        (r#"{"let": "z", "op": "transpose", "args": ["x", 0, "n-1"]}"#, "`dim1`"),
-        (r#"{"let": "z", "op": "sum", "args": ["x", "n-2"]}"#, "`dim`"),
-        (r#"{"let": "z", "op": "unfold", "args": ["x", 0, 2, "n"]}"#, "`step`"),
-        (r#"{"let": "z", "op": "diagonal", "args": ["x", "n-3", 0, 1]}"#, "`offset`"),
-        (r#"{"let": "z", "op": "mul", "args": ["x", "n"]}"#, "a Python number"),
+        (
+            r#"{"let": "z", "op": "transpose", "args": ["x", 0, "n-1"]}"#,
+            "`dim1`",
+        ),
+        (
+            r#"{"let": "z", "op": "sum", "args": ["x", "n-2"]}"#,
+            "`dim`",
+        ),
+        (
+            r#"{"let": "z", "op": "unfold", "args": ["x", 0, 2, "n"]}"#,
+            "`step`",
+        ),
+        (
+            r#"{"let": "z", "op": "diagonal", "args": ["x", "n-3", 0, 1]}"#,
+            "`offset`",
+        ),
+        (
+            r#"{"let": "z", "op": "mul", "args": ["x", "n"]}"#,
+            "a Python number",
+        ),
     ] {
         let text = format!(
             r#"{{"name": "p", "inputs": [{{"name": "x", "sizes": ["n", "n"], "layout": "contiguous"}}], "hints": {{"n": 3}},
@@ -271,7 +290,11 @@ fn messages_count_in_the_right_number() {
     assert!(o.stdout.contains(": 1 specialization ->"), "{}", o.stdout);
     assert!(o.stdout.contains("(1 input, 1 step, "), "{}", o.stdout);
     let o = run(&["guards", s(&plan)]);
-    assert!(o.stdout.contains("(1 step), symbols k: 1 specialization\n"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("(1 step), symbols k: 1 specialization\n"),
+        "{}",
+        o.stdout
+    );
 }
 
 /// `conformance` given a coverage file says it does not take that kind, instead of
@@ -291,5 +314,9 @@ fn conformance_refuses_coverage_files_clearly() {
 fn demo_help_describes_the_program_demo() {
     let o = run(&["--help"]);
     assert!(o.stdout.contains("built-in program"), "{}", o.stdout);
-    assert!(!o.stdout.contains("compile the seed spec, show"), "{}", o.stdout);
+    assert!(
+        !o.stdout.contains("compile the seed spec, show"),
+        "{}",
+        o.stdout
+    );
 }
