@@ -154,6 +154,16 @@ impl Error {
     }
 }
 
+/// "a broadcast error", "an index error", "an error (category `error`)": a category in a
+/// sentence, with its article.
+pub fn a_category_error(category: &str) -> String {
+    match category {
+        "error" => "an error (category `error`)".to_string(),
+        c if c.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {c} error"),
+        c => format!("a {c} error"),
+    }
+}
+
 impl Error {
     /// The golden-file error category (`../shared/golden/README.md`): `broadcast`,
     /// `overlap`, `index`, `shape`, `view`, `expand`, `dtype`, or `error` for any other
@@ -208,3 +218,15 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod category_tests {
+    use super::*;
+
+    #[test]
+    fn categories_read_with_their_article() {
+        assert_eq!(a_category_error("broadcast"), "a broadcast error");
+        assert_eq!(a_category_error("index"), "an index error");
+        assert_eq!(a_category_error("error"), "an error (category `error`)");
+    }
+}

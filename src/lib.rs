@@ -36,7 +36,7 @@ pub mod testing;
 pub mod view;
 
 pub use dtype::{can_cast, promote_types, Category, DType};
-pub use error::{Error, Result};
+pub use error::{a_category_error, Error, Result};
 pub use int::{Bool, Int};
 
 /// The README's Rust examples, compiled and run as doctests so the README stays true.

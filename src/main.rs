@@ -15,7 +15,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// The main job: compile the seed spec, show its guards, run shapes through the plan.
+    /// A tour: compile a built-in program (attention heads with bias and softmax), show its
+    /// guards, dispatch and run shapes through it (hits and re-traces), checked against the
+    /// step-by-step reference; `--single-op` does the same with the seed spec's `add`.
     Demo(cli::demo::Args),
     /// Check golden JSONL cases (layout, broadcast, elementwise) against the engine.
     Conformance(cli::conformance::Args),

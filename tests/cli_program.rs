@@ -175,8 +175,9 @@ fn demo_runs_the_program() {
 /// Which steps run fused is shown by `guards` (`fused: steps 2-4 fused (reduction 4 in
 /// the loop, 3 written); steps 1-5 fused row by row ...`: the softmax's `sub, exp`
 /// evaluated inside the `sum`, `exp` written once for the `div`, and the whole program one
-/// row at a time where rows are short enough), by `check` (`"fused": [[2, 3, 4], [1, 2,
-/// 3, 4, 5]]`, step numbers from 1, as the artifact's 0-based `fusion` plus one) and by
+/// row at a time where rows are short enough), by `check` (`"fused": {"chains": [[2, 3,
+/// 4]], "rows": [[1, 2, 3, 4, 5]]}`, step numbers from 1, as the artifact's 0-based `fusion`
+/// plus one) and by
 /// `run`, which fuses by default (row by row: 5 steps in one pass; rows longer than
 /// `ROW_MAX`: the chain, 3 steps in one pass) and runs step by step with `--no-fuse`; all
 /// give the same values.
@@ -202,7 +203,10 @@ fn fusion_is_shown_by_guards_check_and_run() {
     let o = run(&["check", s(&plan), "--bind", "b=2,t=3,v=40"]);
     let got: Value = serde_json::from_str(o.stdout.trim()).unwrap();
     assert_eq!(got["pass"], true, "{got}");
-    assert_eq!(got["fused"], serde_json::json!([[2, 3, 4], [1, 2, 3, 4, 5]]));
+    assert_eq!(
+        got["fused"],
+        serde_json::json!({"chains": [[2, 3, 4]], "rows": [[1, 2, 3, 4, 5]]})
+    );
     let o = run(&["run", s(&plan), "--bind", "b=2,t=3,v=40"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(
@@ -234,8 +238,11 @@ fn fusion_is_shown_by_guards_check_and_run() {
         serde_json::from_str(o.stdout.trim()).unwrap()
     };
     let (fused, plain) = (values(&[]), values(&["--no-fuse"]));
-    assert_eq!(fused["fused"], serde_json::json!([[2, 3, 4], [1, 2, 3, 4, 5]]));
-    assert_eq!(plain["fused"], serde_json::json!([]));
+    assert_eq!(
+        fused["fused"],
+        serde_json::json!({"chains": [[2, 3, 4]], "rows": [[1, 2, 3, 4, 5]]})
+    );
+    assert_eq!(plain["fused"], serde_json::json!({"chains": [], "rows": []}));
     for (name, out) in fused["outputs"].as_object().unwrap() {
         let (a, b) = (&out["values"], &plain["outputs"][name]["values"]);
         let (a, b) = (a.as_array().unwrap(), b.as_array().unwrap());

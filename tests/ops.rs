@@ -429,8 +429,58 @@ fn errors_are_pytorchs() {
         &ExecConfig::default(),
     );
     assert_eq!(e.unwrap_err().category(), "dtype");
-    // A Python integer that overflows the uint8 computation.
-    let e = err(Op::Add, &[t(DType::U8), Input::Scalar(Scalar::Int(300))]);
+    // A Python integer outside uint8 is wrapped into it and computed with, as PyTorch 2.15
+    // does (`uint8 + 300` adds 44); only `where`, which converts it with a check, refuses it
+    // ("value cannot be converted to type uint8_t without overflow").
+    let x = t(DType::U8);
+    let Input::Tensor(xt) = &x else {
+        unreachable!()
+    };
+    let sum = op::call(
+        Op::Add,
+        &[x.clone(), Input::Scalar(Scalar::Int(300))],
+        Output::New,
+        &ExecConfig::default(),
+    )
+    .unwrap();
+    let want: Vec<Scalar> = symstride::program::tensor_values(xt)
+        .unwrap()
+        .into_iter()
+        .map(|v| match v {
+            Scalar::Int(i) => Scalar::Int((i + 44) % 256),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(symstride::program::tensor_values(&sum).unwrap(), want);
+    // In place and into `out=`, the same (`u8.add_(300)`, `torch.lt(u8, 1048576, out=b)`:
+    // 1048576 wraps to 0, nothing is below it).
+    let mut rng = Rng(7);
+    let fresh = random_tensor(&mut rng, DType::U8, &[3], false);
+    let inplace = op::call(
+        Op::Add,
+        &[Input::Tensor(fresh), Input::Scalar(Scalar::Int(300))],
+        Output::InPlace,
+        &ExecConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(symstride::program::tensor_values(&inplace).unwrap(), want);
+    let mut rng = Rng(3);
+    let mut out = random_tensor(&mut rng, DType::Bool, &[3], false);
+    op::call(
+        Op::Lt,
+        &[x.clone(), Input::Scalar(Scalar::Int(1 << 20))],
+        Output::Out(&mut out),
+        &ExecConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        symstride::program::tensor_values(&out).unwrap(),
+        vec![Scalar::Bool(false); 3]
+    );
+    let e = err(
+        Op::Where,
+        &[t(DType::Bool), t(DType::U8), Input::Scalar(Scalar::Int(300))],
+    );
     assert_eq!(e.category(), "error");
     // In place into a tensor that is not the broadcast shape.
     let mut rng = Rng(1);

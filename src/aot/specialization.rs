@@ -162,8 +162,10 @@ impl Specialization {
 
     fn no_plan(&self) -> Error {
         Error::invalid(format!(
-            "this specialization has no plan: its bindings fail with a {} error",
-            self.error.as_deref().unwrap_or("?")
+            "this specialization has no plan: its bindings fail with {}",
+            self.error
+                .as_deref()
+                .map_or("an error".to_string(), crate::a_category_error)
         ))
     }
 

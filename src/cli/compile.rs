@@ -110,6 +110,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
         message: e.to_string(),
     })?;
     if let Some(v) = super::program::program_value(&text, args.name.as_deref()) {
+        // These shape a single-op cover only (its parts, its widening of size-1 classes);
+        // a program cover has neither.
+        for (given, flag) in [
+            (args.no_parts, "--no-parts"),
+            (args.no_widen_size_1, "--no-widen-size-1"),
+            (args.widen_size_1, "--widen-size-1"),
+        ] {
+            if given {
+                return Err(Error::invalid(format!(
+                    "{flag} applies to the cover of a single-op spec; {} holds a program, \
+                     whose cover has no parts and no size-1 widening",
+                    args.spec.display()
+                )));
+            }
+        }
         let cover = args.cover.then_some(symstride::aot::CoverOptions {
             zero: !args.no_zero,
             max_specializations: args.max_specializations as usize,

@@ -503,6 +503,29 @@ fn answer_case(case: &Case, symbolic: bool) -> Expect {
     }
 }
 
+/// Whether `path` holds coverage lines (`coverage.jsonl`, `program_coverage*.jsonl`: a spec
+/// with PyTorch's guards and rows, no `kind`) rather than golden cases: its first non-empty
+/// line says (an unreadable file is left to [`golden::read_cases`] to report).
+fn is_coverage_file(path: &std::path::Path) -> bool {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let first = std::io::BufReader::new(file)
+        .lines()
+        .map_while(std::result::Result::ok)
+        .find(|l| !l.trim().is_empty());
+    let Some(first) = first else {
+        return false;
+    };
+    match serde_json::from_str::<Value>(&first) {
+        Ok(Value::Object(o)) => {
+            !o.contains_key("kind") && o.contains_key("spec") && o.contains_key("torch_guards")
+        }
+        _ => false,
+    }
+}
+
 /// Runs the subcommand.
 pub fn run(args: Args) -> Result<ExitCode> {
     let stdout = std::io::stdout();
@@ -514,6 +537,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let (mut passed, mut failed, mut listed) = (0usize, 0usize, 0usize);
     let mut bad_input = false;
     for path in &args.files {
+        if is_coverage_file(path) {
+            eprintln!(
+                "symstride: {} is a coverage file (PyTorch's guards and coverage of a spec per \
+                 line: `spec`, `torch_guards`, `rows`), not golden cases (`kind`, `expect`); \
+                 `conformance` answers golden cases only and skipped it",
+                path.display()
+            );
+            bad_input = true;
+            continue;
+        }
         let lines = match golden::read_cases(path) {
             Ok(lines) => lines,
             Err(err) => {
@@ -529,6 +562,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     eprintln!("{}:{}: malformed case: {err}", path.display(), line.number);
                     bad_input = true;
                     failed += 1;
+                    listed += 1; // reported just above
                     let got = json!({"got": {"error": format!("malformed case: {err}")}});
                     writeln!(out, "{got}").map_err(io_err)?;
                     continue;

@@ -1,4 +1,8 @@
-//! `symstride demo`: compile the seed spec, show its guards, run shapes through it.
+//! `symstride demo`: a tour of the engine. By default the program demo
+//! ([`super::program::demo`]): compile a built-in attention-heads-with-softmax program, show
+//! its guards and fused steps, dispatch shapes through it (hits and re-traces) and check every
+//! output against the step-by-step reference. With `--single-op`, the same for the seed
+//! spec's `add` through the vectorized kernels, plus timings.
 
 use super::run::{describe_dispatch, fmt_time, measure, resolve_threads, with_threads};
 use std::process::ExitCode;

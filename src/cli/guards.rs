@@ -75,8 +75,10 @@ pub fn describe(a: &Artifact) -> String {
                 // An error specialization: the op fails wherever its guards hold.
                 let _ = writeln!(
                     s,
-                    "specialization {k} (traced at {at}): {} error",
-                    error.as_deref().unwrap_or("an")
+                    "specialization {k} (traced at {at}): {}",
+                    error
+                        .as_deref()
+                        .map_or("an error".to_string(), symstride::a_category_error)
                 );
             }
         }

@@ -12,12 +12,12 @@ use symstride::aot::{fmt_bytes, CoverOptions};
 use symstride::kernel::ExecConfig;
 use symstride::program::golden::TOLERANCE;
 use symstride::program::{
-    execute, fill_inputs, input_layouts, tensor_values, Fuse, Program, ProgramArtifact,
+    execute, execute_within, fill_inputs, input_layouts, tensor_values, Fuse, FusionPlan, Program, ProgramArtifact,
     ProgramDispatch, ProgramDispatcher, Value, DEMO_PROGRAM_JSON,
 };
 use symstride::sym::Bindings;
 use symstride::tensor::Scalar;
-use symstride::{Error, Result};
+use symstride::{DType, Error, Result};
 
 /// The program in `text`, when it holds one: an object with `steps`, or the item named
 /// `name` of an array when that item has `steps`.
@@ -49,7 +49,7 @@ pub fn compile(
     let elapsed = start.elapsed();
     a.save(output)?;
     println!(
-        "compiled program {} ({} input{}, {} step{}, symbols {}) in {:.2} ms: {} specialization -> {}",
+        "compiled program {} ({} input{}, {} step{}, symbols {}) in {:.2} ms: {} specialization{} -> {}",
         p.name,
         p.inputs.len(),
         plural(p.inputs.len()),
@@ -58,6 +58,7 @@ pub fn compile(
         symbols(&p),
         elapsed.as_secs_f64() * 1e3,
         a.specializations.len(),
+        plural(a.specializations.len()),
         output.display()
     );
     for (k, s) in a.specializations.iter().enumerate().take(8) {
@@ -72,10 +73,13 @@ pub fn compile(
             }
         );
         match s.error() {
-            Some(e) => println!("      every admitted binding fails with a {} error", e.category()),
+            Some(e) => println!("      every admitted binding fails with {}", symstride::a_category_error(e.category())),
             None => println!(
-                "      {exprs} layout expressions of {} values in one straight-line program of {steps} steps",
-                p.names.len()
+                "      {exprs} layout expression{} of {} value{} in one straight-line program of {steps} step{}",
+                plural(exprs),
+                p.names.len(),
+                plural(p.names.len()),
+                plural(steps)
             ),
         }
     }
@@ -124,9 +128,10 @@ pub fn describe(a: &ProgramArtifact) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "program {} ({} steps), symbols {}: {} specialization{}",
+        "program {} ({} step{}), symbols {}: {} specialization{}",
         p.name,
         p.steps.len(),
+        plural(p.steps.len()),
         symbols(p),
         a.specializations.len(),
         plural(a.specializations.len())
@@ -178,8 +183,8 @@ pub fn describe(a: &ProgramArtifact) -> String {
             Err(e) => {
                 let _ = writeln!(
                     s,
-                    "specialization {k} (traced at {at}): {} error: {e}",
-                    e.category()
+                    "specialization {k} (traced at {at}): {}: {e}",
+                    symstride::a_category_error(e.category())
                 );
             }
         }
@@ -256,8 +261,15 @@ pub fn check_answer(a: &ProgramArtifact, pairs: &[(String, i64)]) -> Result<Json
         "specialization": out.specialization,
         "failed_guard": failed,
         "outputs": out.values.map(|v| outputs_json(&a.program, &v)),
-        "fused": out.fusion.map(|f| f.step_numbers()),
+        "fused": out.fusion.map(|f| fused_json(&f)),
     }))
+}
+
+/// Which steps run fused, steps numbered from 1: `{"chains": [[2, 3, 4]], "rows": [[1, 2,
+/// 3, 4, 5]]}` (a chain and a row segment may hold the same steps; a run takes a row
+/// segment where its rows fit, the chains elsewhere).
+fn fused_json(f: &FusionPlan) -> Json {
+    json!({"chains": f.chain_numbers(), "rows": f.row_numbers()})
 }
 
 fn scalar_json(s: Scalar) -> Json {
@@ -265,26 +277,96 @@ fn scalar_json(s: Scalar) -> Json {
         Scalar::Bool(b) => json!(b),
         Scalar::Int(i) => json!(i),
         Scalar::Float(f) if f.is_finite() => json!(f),
-        Scalar::Float(f) => json!(f.to_string()),
+        // The golden format's spelling of the non-finite floats.
+        Scalar::Float(f) if f.is_nan() => json!("nan"),
+        Scalar::Float(f) if f > 0.0 => json!("inf"),
+        Scalar::Float(_) => json!("-inf"),
     }
 }
 
-/// Bytes a run allocates, before allocating: every storage (inputs and the values that
-/// allocate) in its dtype for the kernel run (an upper bound: dead buffers are reused), and
-/// as the reference executor holds them (one `Scalar` per element) when verifying.
-fn run_bytes(vals: &[Value<i64>], verify: bool) -> u64 {
-    let mut bytes = 0u64;
-    for (k, v) in vals.iter().enumerate() {
-        if v.storage == k {
-            let n = v.storage_numel.max(0) as u64;
-            bytes = bytes.saturating_add(n.saturating_mul(v.dtype.element_size() as u64));
-            if verify {
-                bytes =
-                    bytes.saturating_add(n.saturating_mul(std::mem::size_of::<Scalar>() as u64));
-            }
+/// Bytes of every storage (inputs and the values that allocate), each element of
+/// `element(dtype)` bytes.
+fn storage_bytes(vals: &[Value<i64>], element: impl Fn(DType) -> u64) -> u64 {
+    vals.iter()
+        .enumerate()
+        .filter(|(k, v)| v.storage == *k)
+        .fold(0u64, |acc, (_, v)| {
+            acc.saturating_add((v.storage_numel.max(0) as u64).saturating_mul(element(v.dtype)))
+        })
+}
+
+/// Elements of the outputs in logical order (a view can address far more than its storage:
+/// `expand(x, [n*n*n])` of one element has `n**3`).
+fn output_elements(p: &Program, vals: &[Value<i64>]) -> u64 {
+    p.outputs.iter().fold(0u64, |acc, &k| {
+        let n = vals[k]
+            .sizes
+            .iter()
+            .fold(1u64, |a, &z| a.saturating_mul(z.max(0) as u64));
+        acc.saturating_add(n)
+    })
+}
+
+/// Bytes one output element takes in `--values`' JSON (a `serde_json::Value` and its text).
+const JSON_BYTES_PER_VALUE: u64 = 64;
+
+/// What a run allocates, estimated before allocating: the kernels' storages in their dtypes
+/// (an upper bound: dead buffers are reused; twice with `--repeat`, whose later runs
+/// allocate while the first one's outputs are kept), the outputs read back in logical order
+/// (each element in its dtype, then widened to a `Scalar`), the step-by-step reference (one
+/// `Scalar` per storage element, and the outputs' values once more) and `--values`' JSON.
+struct RunBytes {
+    kernels: u64,
+    read_outputs: u64,
+    reference: u64,
+    json: u64,
+}
+
+impl RunBytes {
+    fn new(p: &Program, vals: &[Value<i64>], o: &RunOptions) -> RunBytes {
+        let scalar = std::mem::size_of::<Scalar>() as u64;
+        let kernels = storage_bytes(vals, |d| d.element_size() as u64);
+        let elements = output_elements(p, vals);
+        let read = |per: u64| elements.saturating_mul(per);
+        let widest = p
+            .outputs
+            .iter()
+            .map(|&k| vals[k].dtype.element_size() as u64)
+            .max()
+            .unwrap_or(0);
+        let verify = !o.no_verify;
+        RunBytes {
+            kernels: if o.repeat > 1 {
+                kernels.saturating_mul(2)
+            } else {
+                kernels
+            },
+            read_outputs: if verify || o.values {
+                read(widest + scalar)
+            } else {
+                0
+            },
+            reference: if verify {
+                storage_bytes(vals, |_| scalar).saturating_add(read(scalar))
+            } else {
+                0
+            },
+            json: if o.values {
+                read(JSON_BYTES_PER_VALUE)
+            } else {
+                0
+            },
         }
     }
-    bytes
+
+    /// The peak: the kernels' storages, with the verification or the printing of values,
+    /// whichever needs more (they run one after the other).
+    fn total(&self) -> u64 {
+        self.kernels.saturating_add(
+            self.read_outputs
+                .saturating_add(self.reference.max(self.json)),
+        )
+    }
 }
 
 fn as_f64(s: Scalar) -> f64 {
@@ -319,6 +401,9 @@ pub struct RunOptions {
     pub threads: Option<usize>,
     /// Allocation limit in bytes and where it comes from.
     pub limit: (u64, String),
+    /// Kernel runs to time (`--repeat`): the first one's outputs are verified and printed,
+    /// the time reported is the median over all of them.
+    pub repeat: usize,
 }
 
 /// `run` of a program artifact: bind, dispatch (every value's layout), refuse above the
@@ -344,17 +429,35 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
     let dispatched = d.dispatch(&refs, &mut vals)?;
     let dispatch_time = t.elapsed();
     let verify = !o.no_verify;
-    let needed = run_bytes(&vals, verify);
+    let bytes = RunBytes::new(&p, &vals, o);
+    let needed = bytes.total();
     let (limit, source) = &o.limit;
     if needed > *limit {
+        let mut parts = vec![format!("storages {}", fmt_bytes(bytes.kernels))];
+        if bytes.read_outputs > 0 {
+            parts.push(format!(
+                "the outputs' {} elements read back {}",
+                output_elements(&p, &vals),
+                fmt_bytes(bytes.read_outputs)
+            ));
+        }
+        if verify {
+            parts.push(format!("the reference check {}", fmt_bytes(bytes.reference)));
+        }
+        if o.values {
+            parts.push(format!("--values' JSON {}", fmt_bytes(bytes.json)));
+        }
         return Err(Error::Limit {
             message: format!(
-                "run at {binding} would allocate {} (every storage{}), more than the limit of {} ({source}){}",
+                "run at {binding} would allocate {} ({}), more than the limit of {} ({source}){}",
                 fmt_bytes(needed),
-                if verify { ", and the reference check's copies" } else { "" },
+                parts.join(", "),
                 fmt_bytes(*limit),
-                if verify {
-                    format!("; --no-verify would need {}", fmt_bytes(run_bytes(&vals, false)))
+                if verify || o.values {
+                    format!(
+                        "; without the reference check and --values it would need {}",
+                        fmt_bytes(bytes.kernels)
+                    )
                 } else {
                     String::new()
                 }
@@ -366,20 +469,29 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
     let inputs = fill_inputs(&p, &vals)?;
     progress.set("executing every step through the kernels");
     let cfg = ExecConfig::default();
-    let t = Instant::now();
-    let ran = super::run::with_threads(o.threads, || {
-        d.run_with(
-            inputs,
-            &cfg,
-            if o.no_fuse {
-                Fuse::StepByStep
-            } else {
-                Fuse::Chains
-            },
-        )
+    let fuse = if o.no_fuse {
+        Fuse::StepByStep
+    } else {
+        Fuse::Chains
+    };
+    let repeat = o.repeat.max(1);
+    let mut times = Vec::with_capacity(repeat);
+    let ran = super::run::with_threads(o.threads, || -> Result<_> {
+        // The inputs are only read (every step writes a new value), so each timed run
+        // takes the same tensors; a later run's outputs are dropped before the next.
+        let t = Instant::now();
+        let first = d.run_with(inputs.clone(), &cfg, fuse)?;
+        times.push(t.elapsed());
+        for _ in 1..repeat {
+            let t = Instant::now();
+            drop(d.run_with(inputs.clone(), &cfg, fuse)?);
+            times.push(t.elapsed());
+        }
+        Ok(first)
     })??;
+    times.sort();
     let outs = ran.outputs;
-    let exec_time = t.elapsed();
+    let exec_time = times[times.len() / 2];
     let mut checked = 0usize;
     if verify {
         progress.set("verifying against the step-by-step reference");
@@ -389,7 +501,9 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
                 .map(String::as_str)
                 .zip(values.iter().copied()),
         );
-        let ex = execute(&p, &b)?;
+        // The reference gets what the kernels' storages and the outputs read back leave.
+        let room = limit.saturating_sub(bytes.kernels.saturating_add(bytes.read_outputs));
+        let ex = execute_within(&p, &b, room)?;
         for (t, &k) in outs.iter().zip(&p.outputs) {
             let (got, want) = (tensor_values(t)?, ex.values(k)?);
             if got.len() != want.len() {
@@ -425,7 +539,7 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
         println!(
             "{}",
             json!({"program": p.name, "binding": binding, "outputs": m,
-                   "fused": ran.fusion.step_numbers()})
+                   "fused": fused_json(&ran.fusion)})
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -459,9 +573,17 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
         fmt_time(dispatch_time)
     );
     println!(
-        "  executed through the kernels in {} (at most {} allocated); {}",
+        "  executed through the kernels in {}{} (at most {} allocated); {}",
         fmt_time(exec_time),
-        fmt_bytes(run_bytes(&vals, false)),
+        if repeat > 1 {
+            format!(
+                " (median of {repeat} runs, min {})",
+                fmt_time(times[0])
+            )
+        } else {
+            String::new()
+        },
+        fmt_bytes(storage_bytes(&vals, |d| d.element_size() as u64)),
         if o.no_fuse {
             "step by step (--no-fuse)".to_string()
         } else if ran.fusion.chains.is_empty() {
@@ -469,9 +591,10 @@ pub fn run(a: ProgramArtifact, o: &RunOptions) -> Result<ExitCode> {
         } else {
             let n = ran.fusion.chains.len();
             format!(
-                "fused: {} ({} steps in {n} pass{})",
+                "fused: {} ({} step{} in {n} pass{})",
                 ran.fusion,
                 ran.stats.fused_steps,
+                plural(ran.stats.fused_steps),
                 if n == 1 { "" } else { "es" }
             )
         }

@@ -25,7 +25,8 @@ pub struct Args {
     /// capped with a note).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Repetitions for timing.
+    /// Repetitions for timing (a single op: timed runs after the verified one; a program:
+    /// runs through the kernels, the first one verified, the median reported).
     #[arg(long, default_value_t = 1)]
     pub repeat: usize,
     /// Refuse a run that would allocate more than this many bytes (inputs, output, the
@@ -266,6 +267,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 no_fuse: args.no_fuse,
                 threads: resolve_threads(args.threads),
                 limit: memory_limit(&args.max_memory)?,
+                repeat: args.repeat,
             };
             return super::program::run(a, &options);
         }

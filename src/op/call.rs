@@ -99,8 +99,11 @@ fn type_operand<I>(a: &Arg<I>, dtype: DType) -> TypeOperand {
     }
 }
 
-/// A Python integer must fit the integral dtype it is computed in (PyTorch's
-/// `checked_convert`: unsigned types also take negatives down to `-max`).
+/// `where`'s Python integer must fit the integral result type it is converted to (PyTorch's
+/// `checked_convert` when it makes the scalar a tensor: unsigned types also take negatives
+/// down to `-max`). The arithmetic ops and comparisons do not check: PyTorch wraps their
+/// integer scalar into the computation dtype (`uint8 + 1000` adds 232, `uint8 < 1048576`
+/// compares with 0), which the kernels and the reference do when they narrow it.
 fn check_scalar_fits(s: Scalar, dtype: DType) -> Result<()> {
     let Scalar::Int(v) = s else { return Ok(()) };
     let (lo, hi) = match dtype {
@@ -290,13 +293,6 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
         return Err(Error::DType {
             message: format!("\"{kernel}\" not implemented for 'Bool'"),
         });
-    }
-    if def.promotion != Promotion::Where {
-        for a in args {
-            if let Arg::Scalar(s) = a {
-                check_scalar_fits(*s, compute_dtype)?;
-            }
-        }
     }
     Ok(OpPlan {
         plan,

@@ -13,7 +13,9 @@
 //! `out` dtype and condition checks, after the conversions `where` makes), then the
 //! TensorIterator build (`compute_mem_overlaps`, `compute_shape`, `mark_resize_outputs`,
 //! `compute_types`, the layout steps), then the kernel's dtype support (`abs`, `addcmul`,
-//! `clamp` have no bool kernel) and Python numbers that overflow an integral computation dtype.
+//! `clamp` have no bool kernel). A Python integer outside an integral computation dtype is
+//! wrapped into it, as PyTorch does (`uint8 + 1000` adds 232, `uint8 < 1048576` compares
+//! with 0); only `where`, which converts its scalar with a check, refuses one.
 //! Errors carry golden categories ([`crate::Error::category`]).
 //!
 //! `where` is the one op that converts operands before its build: values of another dtype

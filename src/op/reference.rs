@@ -2,21 +2,61 @@
 //!
 //! Inputs are [`Scalar`]s already converted to the op's computation dtype; the result is
 //! returned widened (integers in `i64` with wrapping arithmetic, floats in `f64`) and is
-//! narrowed to the computation dtype by [`narrow`], which wraps integers and rounds floats the
-//! way the typed kernels do. Plain code, no vectorization, no cleverness.
+//! narrowed to the computation dtype by [`narrow`], which spells out PyTorch's casts (see
+//! `tensor::element` for why NaN and out-of-range floats become the integer minimum) on its
+//! own rather than calling the kernels' casts: a reference that shares the code it checks
+//! agrees with it when both are wrong. Plain code, no vectorization, no cleverness.
 
 use crate::dtype::DType;
-use crate::tensor::{Element, Scalar};
+use crate::tensor::Scalar;
 
-/// Narrows a widened value to `dtype` with the crate's cast semantics.
+/// Narrows a widened value to `dtype` as PyTorch's CPU casts do (on x86-64), written out
+/// here rather than borrowed from the kernels' [`crate::tensor::Element`] casts, so that a
+/// kernel cast that strays from PyTorch is caught: integers wrap into narrower integers
+/// (two's complement, the low bits); a float becomes an integer by truncation toward zero,
+/// where NaN, ±inf and a value outside the target (`int32`, `int64`) give the target's
+/// minimum, and `uint8` takes the low byte of the `int64` conversion; anything becomes
+/// `bool` as `!= 0` (NaN is true); `float32` rounds to nearest.
 pub fn narrow(s: Scalar, dtype: DType) -> Scalar {
     match dtype {
-        DType::Bool => bool::from_scalar(s).to_scalar(),
-        DType::U8 => u8::from_scalar(s).to_scalar(),
-        DType::I32 => i32::from_scalar(s).to_scalar(),
-        DType::I64 => i64::from_scalar(s).to_scalar(),
-        DType::F32 => f32::from_scalar(s).to_scalar(),
-        DType::F64 => f64::from_scalar(s).to_scalar(),
+        DType::Bool => Scalar::Bool(truth(s)),
+        // Integers round to float32 directly (through f64 they could round twice).
+        DType::F32 => Scalar::Float(match s {
+            Scalar::Int(i) => i as f32 as f64,
+            other => float(other) as f32 as f64,
+        }),
+        DType::F64 => Scalar::Float(float(s)),
+        DType::I64 | DType::I32 | DType::U8 => {
+            let bits = match dtype {
+                DType::U8 => 8,
+                DType::I32 => 32,
+                _ => 64,
+            };
+            let wide: i128 = match s {
+                Scalar::Bool(b) => i128::from(b),
+                Scalar::Int(i) => i128::from(i),
+                Scalar::Float(f) => {
+                    // The conversion's target: 32 bits for int32, 64 for int64 and uint8.
+                    let via = if dtype == DType::I32 { 32 } else { 64 };
+                    let (lo, hi) = (-(1i128 << (via - 1)), (1i128 << (via - 1)) - 1);
+                    let t = f.trunc();
+                    if t.is_nan() || t < lo as f64 || t > hi as f64 || (t == hi as f64 && via == 64)
+                    {
+                        lo
+                    } else {
+                        t as i128
+                    }
+                }
+            };
+            // Two's complement wrap into `bits` bits.
+            let m = wide.rem_euclid(1i128 << bits);
+            let v = if dtype != DType::U8 && m >= 1i128 << (bits - 1) {
+                m - (1i128 << bits)
+            } else {
+                m
+            };
+            Scalar::Int(v as i64)
+        }
     }
 }
 
@@ -197,4 +237,127 @@ pub fn where_(v: &[Scalar]) -> Scalar {
 /// `minimum(maximum(x, lo), hi)`, NaN propagating
 pub fn clamp(v: &[Scalar]) -> Scalar {
     minimum(&[maximum(&[v[0], v[1]]), v[2]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::Element;
+
+    /// The kernels' cast of `s` to `dtype`, widened back.
+    fn kernel_cast(s: Scalar, dtype: DType) -> Scalar {
+        match dtype {
+            DType::Bool => bool::from_scalar(s).to_scalar(),
+            DType::U8 => u8::from_scalar(s).to_scalar(),
+            DType::I32 => i32::from_scalar(s).to_scalar(),
+            DType::I64 => i64::from_scalar(s).to_scalar(),
+            DType::F32 => f32::from_scalar(s).to_scalar(),
+            DType::F64 => f64::from_scalar(s).to_scalar(),
+        }
+    }
+
+    fn same(a: Scalar, b: Scalar) -> bool {
+        match (a, b) {
+            (Scalar::Float(x), Scalar::Float(y)) => x == y || (x.is_nan() && y.is_nan()),
+            _ => a == b,
+        }
+    }
+
+    /// What PyTorch 2.15 (CPU, x86-64) gives for `torch.tensor(v, dtype=float64).to(dtype)`,
+    /// measured: the reference must say the same on its own.
+    #[test]
+    fn narrow_follows_pytorch_for_nonfinite_and_out_of_range_floats() {
+        let f = Scalar::Float;
+        let cases = [
+            (f(f64::NAN), DType::I32, Scalar::Int(-2147483648)),
+            (f(f64::NAN), DType::I64, Scalar::Int(i64::MIN)),
+            (f(f64::NAN), DType::U8, Scalar::Int(0)),
+            (f(f64::NAN), DType::Bool, Scalar::Bool(true)),
+            (f(f64::INFINITY), DType::I32, Scalar::Int(-2147483648)),
+            (f(f64::INFINITY), DType::I64, Scalar::Int(i64::MIN)),
+            (f(f64::INFINITY), DType::U8, Scalar::Int(0)),
+            (f(f64::NEG_INFINITY), DType::I64, Scalar::Int(i64::MIN)),
+            (f(3e9), DType::I32, Scalar::Int(-2147483648)),
+            (f(3e9), DType::I64, Scalar::Int(3_000_000_000)),
+            (f(-2147483649.0), DType::U8, Scalar::Int(255)),
+            (f(4294967297.0), DType::U8, Scalar::Int(1)),
+            (f(9223372036854775808.0), DType::I64, Scalar::Int(i64::MIN)),
+            (f(1e19), DType::U8, Scalar::Int(0)),
+            (f(300.0), DType::U8, Scalar::Int(44)),
+            (f(-300.0), DType::U8, Scalar::Int(212)),
+            (f(-2.7), DType::U8, Scalar::Int(254)),
+            (f(-2.7), DType::I32, Scalar::Int(-2)),
+            (Scalar::Int(1000), DType::U8, Scalar::Int(232)),
+            (Scalar::Int(-1000), DType::U8, Scalar::Int(24)),
+            (Scalar::Int(1 << 40), DType::I32, Scalar::Int(0)),
+            (Scalar::Int(-2147483649), DType::I32, Scalar::Int(2147483647)),
+        ];
+        for (s, dtype, want) in cases {
+            assert_eq!(narrow(s, dtype), want, "{s:?} -> {}", dtype.name());
+        }
+    }
+
+    /// The reference's narrowing and the kernels' casts are two implementations of one rule:
+    /// they agree on edge values and on a sweep of random bit patterns of both float widths.
+    #[test]
+    fn narrow_agrees_with_the_kernel_casts() {
+        let mut values: Vec<Scalar> = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            255.0,
+            256.0,
+            -256.0,
+            2147483647.0,
+            2147483647.9,
+            2147483648.0,
+            -2147483648.0,
+            -2147483648.9,
+            -2147483649.0,
+            9223372036854774784.0,
+            -9223372036854775808.0,
+            9223372036854775808.0,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ]
+        .into_iter()
+        .map(Scalar::Float)
+        .collect();
+        values.extend(
+            [0, 1, -1, 255, 256, -255, i32::MAX as i64 + 1, i32::MIN as i64 - 1, i64::MIN, i64::MAX]
+                .into_iter()
+                .map(Scalar::Int),
+        );
+        values.extend([Scalar::Bool(true), Scalar::Bool(false)]);
+        // splitmix64: every bit of the patterns random.
+        let mut state = 39u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        for _ in 0..20_000 {
+            let bits = next();
+            values.push(Scalar::Float(f64::from_bits(bits)));
+            values.push(Scalar::Float(f32::from_bits(bits as u32) as f64));
+            // Magnitudes around the integer limits, where the rules turn.
+            let e = (bits >> 58) as i32; // 0..63
+            values.push(Scalar::Float(
+                (bits as i64 as f64).signum() * 2f64.powi(e) * (1.0 + (bits & 0xff) as f64 / 256.0),
+            ));
+            values.push(Scalar::Int(bits as i64));
+        }
+        for s in values {
+            for dtype in DType::ALL {
+                let (r, k) = (narrow(s, dtype), kernel_cast(s, dtype));
+                assert!(same(r, k), "{s:?} -> {}: reference {r:?}, kernel {k:?}", dtype.name());
+            }
+        }
+    }
 }

@@ -157,7 +157,7 @@ impl Retrace for ProgramSubject<'_> {
         let (stored, traced) = (&stored_all.values, &traced_all.values);
         let cat = |v: &Values| match v {
             Ok(_) => "values".to_string(),
-            Err(e) => format!("a {} error", e.category()),
+            Err(e) => crate::error::a_category_error(e.category()),
         };
         let (s, t) = match (stored, traced) {
             (Ok(s), Ok(t)) => (s, t),
@@ -487,16 +487,16 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
             Err(c) if c.category() == e.category => Err(c.clone()),
             Err(c) => {
                 return Err(art(format!(
-                    "a {} error specialization, but the program at the values it was traced \
+                    "an error specialization ({}), but the program at the values it was traced \
                      at fails with: {c}",
-                    e.category
+                    crate::a_category_error(&e.category)
                 )))
             }
             Ok(_) => {
                 return Err(art(format!(
-                    "a {} error specialization, but the program runs at the values it was \
+                    "an error specialization ({}), but the program runs at the values it was \
                      traced at",
-                    e.category
+                    crate::a_category_error(&e.category)
                 )))
             }
         },

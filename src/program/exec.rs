@@ -8,6 +8,15 @@
 //! reductions the reduction table's reference, and copies (`contiguous`, `clone`, `to`, a
 //! `reshape` that copies) convert element by element. Plain multi-index loops: this is the
 //! step-by-step reference the compiled paths are meant to be compared with.
+//!
+//! # Memory
+//! The executor holds one [`Scalar`] (16 bytes) per storage element, and a step's
+//! temporaries follow its *logical* element count, which a view can make far larger than
+//! any storage (a reduction or a copy of `expand(x, [n*n*n])` reads `n**3` elements of a
+//! one-element storage). [`execute_within`] charges every allocation against a byte limit
+//! before making it (storages for as long as the run holds them, a step's temporaries and
+//! [`Executed::values`] while they live) and answers [`Error::Limit`] naming what did not
+//! fit, instead of growing until the allocator fails.
 
 use super::spec::{Program, StepArg, StepOp};
 use super::trace::{concrete, in_step, Value};
@@ -31,6 +40,26 @@ pub struct Executed {
     pub layouts: Vec<Value<i64>>,
     /// Storages by the value that allocated them (`None` for views).
     pub storages: Vec<Option<Data>>,
+    /// The byte limit of [`execute_within`] and the bytes the storages hold.
+    budget: Budget,
+}
+
+/// Bytes the executor may allocate and bytes its storages hold.
+#[derive(Clone, Copy, Debug)]
+struct Budget {
+    limit: u64,
+    held: u64,
+}
+
+/// Bytes of `n` elements of `size` bytes each (saturating: a count beyond memory is refused
+/// by the limit, never wrapped).
+fn bytes_of(n: i64, size: usize) -> u64 {
+    (n.max(0) as u64).saturating_mul(size as u64)
+}
+
+/// The number of elements `sizes` spans (saturating at `i64::MAX`).
+fn numel(sizes: &[i64]) -> i64 {
+    sizes.iter().fold(1i64, |a, &z| a.saturating_mul(z.max(0)))
 }
 
 /// The fill value of element `l` (row-major logical index) of input `k`.
@@ -72,6 +101,14 @@ fn position(v: &Value<i64>, idx: &[i64]) -> usize {
     p as usize
 }
 
+fn to_i64(s: Scalar) -> i64 {
+    match s {
+        Scalar::Bool(b) => i64::from(b),
+        Scalar::Int(i) => i,
+        Scalar::Float(f) => f as i64, // not reached: floats take the f64 reference
+    }
+}
+
 fn to_f64(s: Scalar) -> f64 {
     match s {
         Scalar::Bool(b) => f64::from(u8::from(b)),
@@ -81,6 +118,37 @@ fn to_f64(s: Scalar) -> f64 {
 }
 
 impl Executed {
+    /// Refuses a temporary of `bytes` (for `what`) that would take the executor past its
+    /// limit, counting what its storages already hold.
+    fn check(&self, bytes: u64, what: &str) -> Result<()> {
+        let b = self.budget;
+        if b.held.saturating_add(bytes) > b.limit {
+            return Err(Error::Limit {
+                message: format!(
+                    "the step-by-step reference would allocate {} for {what}, holding {} already: \
+                     more than its limit of {}",
+                    crate::aot::fmt_bytes(bytes),
+                    crate::aot::fmt_bytes(b.held),
+                    crate::aot::fmt_bytes(b.limit)
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Charges `bytes` (for `what`) for as long as they are held: [`Self::check`], then
+    /// counted until [`Self::release`].
+    fn reserve(&mut self, bytes: u64, what: &str) -> Result<()> {
+        self.check(bytes, what)?;
+        self.budget.held = self.budget.held.saturating_add(bytes);
+        Ok(())
+    }
+
+    /// Returns what [`Self::reserve`] charged for a temporary that is gone.
+    fn release(&mut self, bytes: u64) {
+        self.budget.held = self.budget.held.saturating_sub(bytes);
+    }
+
     fn read(&self, v: usize, idx: &[i64]) -> Result<Scalar> {
         let l = &self.layouts[v];
         let data = self.storages[l.storage]
@@ -91,9 +159,15 @@ impl Executed {
             .ok_or_else(|| Error::invalid("internal: element outside its storage"))
     }
 
-    /// Value `v`'s elements in row-major logical order.
+    /// Value `v`'s elements in row-major logical order ([`Error::Limit`] when they do not
+    /// fit the executor's limit next to its storages).
     pub fn values(&self, v: usize) -> Result<Vec<Scalar>> {
-        let mut out = Vec::new();
+        let n = numel(&self.layouts[v].sizes);
+        self.check(
+            bytes_of(n, std::mem::size_of::<Scalar>()),
+            &format!("the {n} elements of value {v}"),
+        )?;
+        let mut out = Vec::with_capacity(n as usize);
         for_each_index(&self.layouts[v].sizes, |idx| {
             out.push(self.read(v, idx)?);
             Ok(())
@@ -112,6 +186,10 @@ impl Executed {
                 ),
             });
         }
+        self.reserve(
+            bytes_of(l.storage_numel, std::mem::size_of::<Scalar>()),
+            &format!("a storage of {} elements", l.storage_numel),
+        )?;
         let mut data = vec![Scalar::Int(0); l.storage_numel.max(0) as usize];
         for_each_index(&l.sizes, |idx| {
             data[position(&l, idx)] = f(idx)?;
@@ -147,9 +225,13 @@ fn op_step(ex: &mut Executed, p: &Program, k: usize, op: Op) -> Result<()> {
     let out_dtype = ex.layouts[me].dtype;
     let reference = op.def().reference;
     let mut operands = Vec::with_capacity(st.args.len());
+    let sizes = ex.layouts[me].sizes.clone();
+    let n = numel(&sizes);
+    let temp = bytes_of(n, std::mem::size_of::<Scalar>());
+    ex.reserve(temp, &format!("the {n} results of the op"))?;
     let ex_ref = &*ex;
-    let mut rows: Vec<(Vec<i64>, Scalar)> = Vec::new();
-    for_each_index(&ex.layouts[me].sizes.clone(), |idx| {
+    let mut rows: Vec<Scalar> = Vec::with_capacity(n as usize);
+    for_each_index(&sizes, |idx| {
         operands.clear();
         for (j, a) in st.args.iter().enumerate() {
             // `where`'s condition is read as bool; everything else in the computation dtype.
@@ -169,15 +251,16 @@ fn op_step(ex: &mut Executed, p: &Program, k: usize, op: Op) -> Result<()> {
             operands.push(narrow(s, dtype));
         }
         let r = narrow(reference(&operands), plan.compute_dtype);
-        rows.push((idx.to_vec(), narrow(r, out_dtype)));
+        rows.push(narrow(r, out_dtype));
         Ok(())
     })?;
     let mut it = rows.into_iter();
-    ex.write(me, |_| {
+    let written = ex.write(me, |_| {
         it.next()
-            .map(|(_, s)| s)
             .ok_or_else(|| Error::invalid("internal: op output count"))
-    })
+    });
+    ex.release(temp);
+    written
 }
 
 fn reduce_step(ex: &mut Executed, p: &Program, k: usize) -> Result<()> {
@@ -204,21 +287,53 @@ fn reduce_step(ex: &mut Executed, p: &Program, k: usize) -> Result<()> {
         .map(|(&z, &r)| if r { 1 } else { z })
         .collect();
     let n_out: i64 = kept.iter().product();
-    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); n_out.max(0) as usize];
-    for_each_index(&x.sizes, |idx| {
+    let n_in = numel(&x.sizes);
+    let temp = bytes_of(n_in, std::mem::size_of::<f64>())
+        .saturating_add(bytes_of(n_out, std::mem::size_of::<Vec<f64>>()));
+    ex.reserve(
+        temp,
+        &format!("the {n_in} inputs of the reduction in {n_out} groups"),
+    )?;
+    let group_of = |idx: &[i64]| {
         let mut o = 0i64;
         for d in 0..idx.len() {
             o = o * kept[d] + if m.mask[d] { 0 } else { idx[d] };
         }
-        groups[o as usize].push(to_f64(ex.read(xi, idx)?));
-        Ok(())
-    })?;
-    let reference = op.info().reference;
+        o as usize
+    };
     let out_dtype = m.dtype;
-    let results: Vec<Scalar> = groups
-        .iter()
-        .map(|g| narrow(Scalar::Float(reference(g)), out_dtype))
-        .collect();
+    // Integers and bools in `i64` where the table has an exact integer reference (a wrapping
+    // `int64` accumulation, as PyTorch's), every other input in `f64`.
+    let int_reference = match x.dtype {
+        DType::F32 | DType::F64 => None,
+        _ => op.info().int_reference,
+    };
+    let results: Vec<Scalar> = match int_reference {
+        Some(reference) => {
+            let mut groups: Vec<Vec<i64>> = vec![Vec::new(); n_out.max(0) as usize];
+            for_each_index(&x.sizes, |idx| {
+                groups[group_of(idx)].push(to_i64(ex.read(xi, idx)?));
+                Ok(())
+            })?;
+            groups
+                .iter()
+                .map(|g| narrow(Scalar::Int(reference(g)), out_dtype))
+                .collect()
+        }
+        None => {
+            let mut groups: Vec<Vec<f64>> = vec![Vec::new(); n_out.max(0) as usize];
+            for_each_index(&x.sizes, |idx| {
+                groups[group_of(idx)].push(to_f64(ex.read(xi, idx)?));
+                Ok(())
+            })?;
+            let reference = op.info().reference;
+            groups
+                .iter()
+                .map(|g| narrow(Scalar::Float(reference(g)), out_dtype))
+                .collect()
+        }
+    };
+    ex.release(temp);
     let mut it = results.into_iter();
     ex.write(me, |_| {
         it.next()
@@ -235,21 +350,33 @@ fn copy_step(ex: &mut Executed, p: &Program, k: usize) -> Result<()> {
     };
     let dtype = ex.layouts[me].dtype;
     let src = ex.values(xi)?;
+    let temp = bytes_of(src.len() as i64, std::mem::size_of::<Scalar>());
+    ex.reserve(temp, "the copy's source elements")?;
     let mut it = src.into_iter();
-    ex.write(me, |_| {
+    let written = ex.write(me, |_| {
         it.next()
             .map(|s| narrow(s, dtype))
             .ok_or_else(|| Error::invalid("internal: copy element count"))
-    })
+    });
+    ex.release(temp);
+    written
 }
 
-/// Runs `p` at `b` on inputs made by the fill formula.
+/// Runs `p` at `b` on inputs made by the fill formula (no limit on the bytes it allocates
+/// beyond [`MAX_ELEMENTS`] per storage; see [`execute_within`]).
 pub fn execute(p: &Program, b: &Bindings) -> Result<Executed> {
+    execute_within(p, b, u64::MAX)
+}
+
+/// [`execute`] allocating at most `limit` bytes, storages and temporaries together (see
+/// the module docs); beyond it [`Error::Limit`], before the allocation.
+pub fn execute_within(p: &Program, b: &Bindings, limit: u64) -> Result<Executed> {
     let layouts = concrete(p, b)?;
     let n = layouts.len();
     let mut ex = Executed {
         layouts,
         storages: vec![None; n],
+        budget: Budget { limit, held: 0 },
     };
     for k in 0..p.inputs.len() {
         let dtype = ex.layouts[k].dtype;

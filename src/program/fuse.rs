@@ -100,6 +100,11 @@ impl FusedChain {
     }
 }
 
+/// Steps numbered from 1.
+fn numbered(steps: &[usize]) -> Vec<usize> {
+    steps.iter().map(|k| k + 1).collect()
+}
+
 /// The fusion decisions of a program (empty: run step by step).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FusionPlan {
@@ -158,15 +163,24 @@ impl FusionPlan {
             .collect()
     }
 
-    /// Per chain, its member steps numbered from 1 (as in guard reasons and
-    /// [`Self::summary`]); what `symstride check` prints as `"fused"`.
+    /// Per chain, then per row segment, its member steps numbered from 1 (as in guard
+    /// reasons and [`Self::summary`]). A chain and a row segment can hold the same steps;
+    /// [`Self::chain_numbers`] and [`Self::row_numbers`] keep them apart.
     pub fn step_numbers(&self) -> Vec<Vec<usize>> {
-        self.chains
-            .iter()
-            .map(|c| &c.steps)
-            .chain(self.rows.iter().map(|r| &r.steps))
-            .map(|s| s.iter().map(|k| k + 1).collect())
-            .collect()
+        let mut all = self.chain_numbers();
+        all.extend(self.row_numbers());
+        all
+    }
+
+    /// Per chain, its member steps numbered from 1; what `symstride check` prints as
+    /// `"fused": {"chains": ...}`.
+    pub fn chain_numbers(&self) -> Vec<Vec<usize>> {
+        self.chains.iter().map(|c| numbered(&c.steps)).collect()
+    }
+
+    /// Per row segment, its member steps numbered from 1; `"fused": {"rows": ...}`.
+    pub fn row_numbers(&self) -> Vec<Vec<usize>> {
+        self.rows.iter().map(|r| numbered(&r.steps)).collect()
     }
 
     /// How many steps a run at these concrete layouts evaluates fused: the steps of every

@@ -147,7 +147,7 @@ pub use dispatch::{
     compile_demo_program, input_layouts, Fuse, ProgramDispatch, ProgramDispatcher, ProgramRun,
     ProgramValues, DEMO_PROGRAM_JSON,
 };
-pub use exec::{execute, fill_value, Data, Executed};
+pub use exec::{execute, execute_within, fill_value, Data, Executed};
 pub use fuse::{
     check_fusion, plan_fusion, ChainKind, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK,
 };

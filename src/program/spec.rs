@@ -473,6 +473,45 @@ fn step_op(name: &str) -> Option<StepOp> {
     }
 }
 
+/// The arguments of `op` (index in the step's `args`, name, and why) that must be integer
+/// constants: where PyTorch's signature takes a plain `int` (a dim, a list of dims, a
+/// diagonal offset, an unfold step), a symbolic size cannot be passed at all (PyTorch
+/// would specialize it to its value); the slice step is a `SymInt` in PyTorch, but a
+/// symbolic step is not traced here. Refused when the spec is parsed, so that no artifact
+/// is compiled whose every binding then fails.
+fn constant_args(op: &StepOp) -> Vec<(usize, &'static str, &'static str)> {
+    const INT: &str = "PyTorch takes a plain `int` here";
+    let names: &[&str] = match op {
+        StepOp::Reduce(_) => &["dim"],
+        StepOp::View(name) => match name.as_str() {
+            "permute" => &["dims"],
+            "transpose" => &["dim0", "dim1"],
+            "slice" => &["dim", "", "", "step"],
+            "narrow" | "select" | "unflatten" => &["dim"],
+            "unsqueeze" | "squeeze" => &["dim"],
+            "flatten" => &["start_dim", "end_dim"],
+            "movedim" => &["source", "destination"],
+            "diagonal" => &["offset", "dim1", "dim2"],
+            "unfold" => &["dimension", "", "step"],
+            _ => &[],
+        },
+        _ => &[],
+    };
+    names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| !n.is_empty())
+        .map(|(i, &n)| {
+            let why = if matches!(op, StepOp::View(v) if v == "slice") && n == "step" {
+                "a symbolic slice step is not traced"
+            } else {
+                INT
+            };
+            (i + 1, n, why)
+        })
+        .collect()
+}
+
 fn parse_step(
     k: usize,
     v: &Value,
@@ -595,6 +634,16 @@ fn parse_step(
                 Value::Number(_) | Value::Bool(_) => {
                     return Err(err(format!("{}: {o} takes no Python number here", at(j))))
                 }
+                Value::String(s)
+                    if o.def().scalar_args.contains(&j)
+                        && int_expr(a, symbols, &at(j)).is_ok() =>
+                {
+                    return Err(err(format!(
+                        "{}: a Python number must be a constant, not the expression `{s}` \
+                         (a symbolic scalar is not traced)",
+                        at(j)
+                    )))
+                }
                 _ => StepArg::Value(value(j, a)?),
             },
             _ => match a {
@@ -614,6 +663,22 @@ fn parse_step(
             },
         };
         args.push(arg);
+    }
+    for (j, what, why) in constant_args(&op) {
+        let symbolic = match args.get(j) {
+            Some(StepArg::Int(e)) => (e.as_const().is_none()).then(|| e.to_string()),
+            Some(StepArg::Ints(es)) => es
+                .iter()
+                .any(|e| e.as_const().is_none())
+                .then(|| format!("[{}]", es.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", "))),
+            _ => None,
+        };
+        if let Some(e) = symbolic {
+            return Err(err(format!(
+                "{}: `{what}` must be an integer constant, not the expression `{e}` ({why})",
+                at(j)
+            )));
+        }
     }
     Ok(Step {
         name,
@@ -722,6 +787,46 @@ mod tests {
             &with_step(r#"{"let": "z", "op": "transpose", "args": ["y", "y", 1]}"#),
             "argument 1: expected an integer",
         );
+    }
+
+    /// A symbolic expression where PyTorch takes a plain `int` is refused when the spec is
+    /// parsed, naming the argument; the same step with a constant parses, and symbolic
+    /// sizes where PyTorch takes a `SymInt` stay accepted.
+    #[test]
+    fn symbolic_plain_int_arguments_are_refused_by_name() {
+        for (step, what) in [
+            (r#"{"let": "z", "op": "transpose", "args": ["y", "s-2", 1]}"#, "argument 1: `dim0`"),
+            (r#"{"let": "z", "op": "transpose", "args": ["y", 0, "b"]}"#, "argument 2: `dim1`"),
+            (r#"{"let": "z", "op": "sum", "args": ["y", "s-3"]}"#, "argument 1: `dim`"),
+            (r#"{"let": "z", "op": "amax", "args": ["y", [0, "s-2"]]}"#, "argument 1: `dim`"),
+            (r#"{"let": "z", "op": "unfold", "args": ["y", 0, 1, "s"]}"#, "argument 3: `step`"),
+            (r#"{"let": "z", "op": "diagonal", "args": ["y", "s", 0, 1]}"#, "argument 1: `offset`"),
+            (r#"{"let": "z", "op": "permute", "args": ["y", [0, 1, "s-1"]]}"#, "argument 1: `dims`"),
+            (r#"{"let": "z", "op": "slice", "args": ["y", 0, 0, null, "s"]}"#, "argument 4: `step`"),
+            (r#"{"let": "z", "op": "select", "args": ["y", "s-3", 0]}"#, "argument 1: `dim`"),
+            (r#"{"let": "z", "op": "flatten", "args": ["y", 0, "s-2"]}"#, "argument 2: `end_dim`"),
+            (r#"{"let": "z", "op": "movedim", "args": ["y", "s", 0]}"#, "argument 1: `source`"),
+        ] {
+            rejects(&with_step(step), what);
+            rejects(&with_step(step), "must be an integer constant");
+        }
+        rejects(
+            &with_step(r#"{"let": "z", "op": "mul", "args": ["y", "s-1"]}"#),
+            "argument 1: a Python number must be a constant, not the expression `s-1`",
+        );
+        for step in [
+            r#"{"let": "z", "op": "transpose", "args": ["y", 0, 1]}"#,
+            r#"{"let": "z", "op": "sum", "args": ["y", [0, -1]]}"#,
+            r#"{"let": "z", "op": "select", "args": ["y", 0, "s-1"]}"#,
+            r#"{"let": "z", "op": "narrow", "args": ["y", 0, 0, "s-1"]}"#,
+            r#"{"let": "z", "op": "slice", "args": ["y", 0, 1, "s", 2]}"#,
+            r#"{"let": "z", "op": "unfold", "args": ["y", 0, "s-1", 1]}"#,
+        ] {
+            let text = with_step(step);
+            if let Err(e) = Program::from_json(&text) {
+                panic!("{step}: {e}");
+            }
+        }
     }
 
     #[test]

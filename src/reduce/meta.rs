@@ -134,10 +134,22 @@ pub fn reduction_meta<I: Int>(
         Dims::List(v) if v.is_empty() => info.dims != DimsRule::ListEmptyIsNone,
         _ => false,
     };
+    // PyTorch reduces more than 64 dims only over everything without `dim` (it flattens),
+    // except `all`/`any`; any other such reduction is a RuntimeError (category `error`),
+    // raised after the dims are checked. Here the build below takes at most 64 either way.
+    if nd > crate::iter::MAX_DIMS && (!reduce_all || matches!(op, ReductionOp::All | ReductionOp::Any)) {
+        for &d in &listed {
+            wrap_dim(d, nd)?;
+        }
+        return Err(Error::invalid(format!(
+            "{name}(): only tensors with up to {} dims are supported",
+            crate::iter::MAX_DIMS
+        )));
+    }
     if reduce_all {
         mask.iter_mut().for_each(|m| *m = true);
     } else {
-        let mut seen = [false; 65];
+        let mut seen = vec![false; nd.max(1)];
         for &d in &listed {
             let w = wrap_dim(d, nd)?;
             if seen[w] {
@@ -188,6 +200,32 @@ mod tests {
         let strides = crate::layout::contiguous_strides(sizes);
         let t = TensorSpec::new(sizes.to_vec(), strides, dtype.element_size());
         reduction_meta(op, &t, dtype, &dims, keepdim)
+    }
+
+    /// PyTorch 2.15 on 65 dims: `sum(0)`, `amax(-1)`, `sum` over every dim listed, `all()`
+    /// and `any()` raise "only tensors with up to 64 dims are supported" (category `error`);
+    /// a dim out of range is still an `index` error, a dtype error still `dtype`.
+    #[test]
+    fn more_than_64_dims_with_dims_is_pytorchs_error() {
+        let big = [1i64; 65];
+        for (op, dims) in [
+            (ReductionOp::Sum, Dims::One(0)),
+            (ReductionOp::Amax, Dims::One(-1)),
+            (ReductionOp::Sum, Dims::List((0..65).collect())),
+            (ReductionOp::All, Dims::All),
+            (ReductionOp::Any, Dims::All),
+            (ReductionOp::Argmax, Dims::One(0)),
+        ] {
+            let e = meta(op, &big, DType::F32, dims.clone(), false).unwrap_err();
+            assert_eq!(e.category(), "error", "{op:?} {dims:?}: {e}");
+            assert!(e.to_string().contains("up to 64 dims"), "{e}");
+        }
+        let e = meta(ReductionOp::Sum, &big, DType::F32, Dims::One(99), false).unwrap_err();
+        assert_eq!(e.category(), "index");
+        let e = meta(ReductionOp::Mean, &big, DType::I32, Dims::One(0), false).unwrap_err();
+        assert_eq!(e.category(), "dtype");
+        let e = meta(ReductionOp::Sum, &[1i64; 70], DType::F32, Dims::One(68), false).unwrap_err();
+        assert_eq!(e.category(), "error");
     }
 
     #[test]

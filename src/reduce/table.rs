@@ -85,6 +85,12 @@ pub struct ReductionInfo {
     /// (for `argmax`/`argmin` the index of the first extreme, NaN counting as extreme; for
     /// `all`/`any` 0 or 1). Tests compare the kernels against it.
     pub reference: fn(&[f64]) -> f64,
+    /// The naive reference over integer and bool inputs widened to `i64`, where `f64`
+    /// cannot stand for them: `sum`/`prod` accumulate in `int64` and wrap on overflow as
+    /// PyTorch's do (`f64` would round beyond 2**53 and saturate when narrowed), and the
+    /// extremes and their indices compare exactly. `None` where the `f64` reference is exact
+    /// for integers (`all`, `any`) or the op takes no integers (`mean`).
+    pub int_reference: Option<fn(&[i64]) -> i64>,
 }
 
 fn ref_sum(v: &[f64]) -> f64 {
@@ -95,6 +101,34 @@ fn ref_mean(v: &[f64]) -> f64 {
 }
 fn ref_prod(v: &[f64]) -> f64 {
     v.iter().product()
+}
+fn ref_sum_int(v: &[i64]) -> i64 {
+    v.iter().fold(0i64, |a, &x| a.wrapping_add(x))
+}
+fn ref_prod_int(v: &[i64]) -> i64 {
+    v.iter().fold(1i64, |a, &x| a.wrapping_mul(x))
+}
+fn ref_amax_int(v: &[i64]) -> i64 {
+    v.iter().copied().max().unwrap_or(i64::MIN)
+}
+fn ref_amin_int(v: &[i64]) -> i64 {
+    v.iter().copied().min().unwrap_or(i64::MAX)
+}
+/// The index of the first element that no later one beats.
+fn ref_arg_int(v: &[i64], better: fn(i64, i64) -> bool) -> i64 {
+    let mut best = 0usize;
+    for (i, &x) in v.iter().enumerate() {
+        if better(x, v[best]) {
+            best = i;
+        }
+    }
+    best as i64
+}
+fn ref_argmax_int(v: &[i64]) -> i64 {
+    ref_arg_int(v, |x, b| x > b)
+}
+fn ref_argmin_int(v: &[i64]) -> i64 {
+    ref_arg_int(v, |x, b| x < b)
 }
 fn ref_amax(v: &[f64]) -> f64 {
     v.iter().fold(f64::NEG_INFINITY, |a, &x| {
@@ -141,6 +175,7 @@ pub const REDUCTIONS: [ReductionInfo; 9] = [
         empty: EmptyRule::Identity,
         identity: "0",
         reference: ref_sum,
+        int_reference: Some(ref_sum_int),
     },
     ReductionInfo {
         op: ReductionOp::Mean,
@@ -150,6 +185,7 @@ pub const REDUCTIONS: [ReductionInfo; 9] = [
         empty: EmptyRule::Identity,
         identity: "0 (then divided by the count: NaN over nothing)",
         reference: ref_mean,
+        int_reference: None,
     },
     ReductionInfo {
         op: ReductionOp::Prod,
@@ -159,6 +195,7 @@ pub const REDUCTIONS: [ReductionInfo; 9] = [
         empty: EmptyRule::Identity,
         identity: "1",
         reference: ref_prod,
+        int_reference: Some(ref_prod_int),
     },
     ReductionInfo {
         op: ReductionOp::Amax,
@@ -168,6 +205,7 @@ pub const REDUCTIONS: [ReductionInfo; 9] = [
         empty: EmptyRule::NeedsNonEmptyDims,
         identity: "the lowest value (never visible: empty reductions are errors)",
         reference: ref_amax,
+        int_reference: Some(ref_amax_int),
     },
     ReductionInfo {
         op: ReductionOp::Amin,
@@ -177,6 +215,7 @@ pub const REDUCTIONS: [ReductionInfo; 9] = [
         empty: EmptyRule::NeedsNonEmptyDims,
         identity: "the highest value (never visible: empty reductions are errors)",
         reference: ref_amin,
+        int_reference: Some(ref_amin_int),
     },
     ReductionInfo {
         op: ReductionOp::Argmax,
@@ -186,6 +225,7 @@ pub const REDUCTIONS: [ReductionInfo; 9] = [
         empty: EmptyRule::NeedsNonEmptyDim,
         identity: "no candidate yet",
         reference: ref_argmax,
+        int_reference: Some(ref_argmax_int),
     },
     ReductionInfo {
         op: ReductionOp::Argmin,
@@ -195,6 +235,7 @@ pub const REDUCTIONS: [ReductionInfo; 9] = [
         empty: EmptyRule::NeedsNonEmptyDim,
         identity: "no candidate yet",
         reference: ref_argmin,
+        int_reference: Some(ref_argmin_int),
     },
     ReductionInfo {
         op: ReductionOp::All,
@@ -204,6 +245,7 @@ pub const REDUCTIONS: [ReductionInfo; 9] = [
         empty: EmptyRule::Identity,
         identity: "true",
         reference: ref_all,
+        int_reference: None,
     },
     ReductionInfo {
         op: ReductionOp::Any,
@@ -213,6 +255,7 @@ pub const REDUCTIONS: [ReductionInfo; 9] = [
         empty: EmptyRule::Identity,
         identity: "false",
         reference: ref_any,
+        int_reference: None,
     },
 ];
 
@@ -329,5 +372,27 @@ mod tests {
         assert!((ReductionOp::Amax.info().reference)(&n).is_nan());
         assert_eq!((ReductionOp::All.info().reference)(&[]), 1.0);
         assert_eq!((ReductionOp::Any.info().reference)(&[0.0, 2.0]), 1.0);
+    }
+
+    /// Integer sums and products wrap in `int64` as PyTorch's do (`33**13` overflows;
+    /// `2**62 * 4` is 0), and extremes beyond 2**53 compare exactly.
+    #[test]
+    fn integer_references_wrap_and_compare_exactly() {
+        let int = |op: ReductionOp| op.info().int_reference.unwrap();
+        let v = [33i64; 13];
+        assert_eq!(int(ReductionOp::Prod)(&v), 33i64.wrapping_pow(13));
+        assert_ne!(int(ReductionOp::Prod)(&v) as f64, 33f64.powi(13));
+        assert_eq!(int(ReductionOp::Prod)(&[1 << 62, 4]), 0);
+        assert_eq!(int(ReductionOp::Sum)(&[i64::MAX, 1]), i64::MIN);
+        assert_eq!(int(ReductionOp::Prod)(&[]), 1);
+        assert_eq!(int(ReductionOp::Sum)(&[]), 0);
+        let big = [(1 << 60) + 1, 1 << 60, (1 << 60) + 1];
+        assert_eq!(int(ReductionOp::Amax)(&big), (1 << 60) + 1);
+        assert_eq!(int(ReductionOp::Argmax)(&big), 0);
+        assert_eq!(int(ReductionOp::Argmin)(&big), 1);
+        assert_eq!(int(ReductionOp::Amin)(&big), 1 << 60);
+        // The f64 reference cannot tell these apart.
+        assert_eq!((ReductionOp::Argmin.info().reference)(&big.map(|x| x as f64)), 0.0);
+        assert!(ReductionOp::Mean.info().int_reference.is_none());
     }
 }

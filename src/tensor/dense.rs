@@ -245,7 +245,12 @@ impl<T: Element> Tensor<T> {
         let n = self.numel() as usize;
         let mut out = Vec::new();
         out.try_reserve_exact(n)
-            .map_err(|_| Error::invalid(format!("to_vec: cannot allocate {n} elements")))?;
+            .map_err(|_| {
+                Error::invalid(format!(
+                    "out of memory reading the tensor's {n} elements ({} bytes) into a vector",
+                    (n as u64).saturating_mul(std::mem::size_of::<T>() as u64)
+                ))
+            })?;
         if n == 0 {
             return Ok(out);
         }

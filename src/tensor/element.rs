@@ -1,5 +1,17 @@
 //! Element types: what a tensor can hold, how values cast between types, and the arithmetic
 //! the built-in kernels need.
+//!
+//! # Casts of floats to integers
+//! C++ leaves a float → int conversion of NaN, ±inf or an out-of-range value undefined, so
+//! PyTorch's results are what its CPU build's instructions give. On x86-64, `cvttsd2si` /
+//! `cvttss2si` answer the "integer indefinite" value (the type's minimum) for every such
+//! input: `to(int32)` and `to(int64)` give `-2147483648` and `-9223372036854775808`, and
+//! `to(uint8)`, which converts through a 64-bit integer and keeps the low byte, gives 0 for
+//! NaN and ±inf and wraps finite values (`300.0` is 44, `-2147483649.0` is 255). Rust's `as`
+//! saturates instead (and makes NaN 0), so the casts here spell PyTorch's rule out
+//! ([`float_to_i64`], [`float_to_i32`]). PyTorch's vectorized loops (contiguous data) and its
+//! scalar loops (strided data, tails shorter than a vector) agree on every value measured,
+//! so one rule holds for every layout. `bool` is `!= 0`, so NaN is true.
 
 pub use crate::dtype::DType;
 use std::fmt::Debug;
@@ -30,15 +42,68 @@ pub trait Element:
     const DTYPE: DType;
     /// Widens the value (exactly for every type here except `i64` → float casts later).
     fn to_scalar(self) -> Scalar;
-    /// Narrows a widened value with PyTorch-like cast semantics: float → int truncates toward
-    /// zero into `i64` (saturating there, NaN → 0) and then wraps into narrower integer types
-    /// (what PyTorch does on x86-64: `300.0 → u8` is 44, `-1.0 → u8` is 255), int → narrower
-    /// int wraps, anything → bool is `!= 0`, bool → number is 0 or 1.
+    /// Narrows a widened value with PyTorch's CPU cast semantics (x86-64, see
+    /// [`float_to_i64`]): float → `int64` and `int32` truncate toward zero, and NaN, ±inf
+    /// and values outside the target give its minimum; float → `uint8` goes through `int64`
+    /// and wraps (`300.0` is 44, `-1.0` is 255, `+inf` and NaN are 0); int → narrower int
+    /// wraps; anything → bool is `!= 0` (NaN is true); bool → number is 0 or 1.
     fn from_scalar(s: Scalar) -> Self;
     /// Casts from another element type (see [`Element::from_scalar`]).
     #[inline(always)]
     fn cast_from<S: Element>(s: S) -> Self {
         Self::from_scalar(s.to_scalar())
+    }
+}
+
+/// Float → `int64` as PyTorch's CPU casts compute it on x86-64: C++'s `static_cast`, which
+/// compiles to `cvttsd2si`/`cvttss2si`, truncates toward zero and answers the "integer
+/// indefinite" value `i64::MIN` for NaN, ±inf and anything outside `int64` (Rust's `as`
+/// saturates instead, and gives 0 for NaN). PyTorch's vectorized and scalar loops agree
+/// on this (contiguous and strided inputs, sizes below and above a vector width), and
+/// float → `uint8` takes the same path and keeps the low byte (`1e10` and `+inf` are 0,
+/// `-2147483649.0` is 255, `4294967297.0` is 1).
+#[inline(always)]
+pub fn float_to_i64(f: f64) -> i64 {
+    // -2**63 is exact in f64; 2**63 is the first value past the top.
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+        f as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// Float → `int32` as PyTorch's CPU casts compute it on x86-64 (`cvttsd2si` into a 32-bit
+/// register): truncation toward zero, `i32::MIN` for NaN, ±inf and anything whose truncation
+/// is outside `int32` (`3e9` and `2147483648.0` give `i32::MIN`, not a wrapped value).
+#[inline(always)]
+pub fn float_to_i32(f: f64) -> i32 {
+    if f > -2_147_483_649.0 && f < 2_147_483_648.0 {
+        f as i32
+    } else {
+        i32::MIN
+    }
+}
+
+/// Float → an integer element type (PyTorch's x86-64 CPU semantics, above).
+trait FromFloat {
+    fn from_float(f: f64) -> Self;
+}
+impl FromFloat for i64 {
+    #[inline(always)]
+    fn from_float(f: f64) -> i64 {
+        float_to_i64(f)
+    }
+}
+impl FromFloat for i32 {
+    #[inline(always)]
+    fn from_float(f: f64) -> i32 {
+        float_to_i32(f)
+    }
+}
+impl FromFloat for u8 {
+    #[inline(always)]
+    fn from_float(f: f64) -> u8 {
+        float_to_i64(f) as u8
     }
 }
 
@@ -54,7 +119,7 @@ macro_rules! int_element {
             #[inline(always)]
             fn from_scalar(s: Scalar) -> Self {
                 match s {
-                    Scalar::Float(f) => f as i64 as $t,
+                    Scalar::Float(f) => <$t as FromFloat>::from_float(f),
                     Scalar::Int(i) => i as $t,
                     Scalar::Bool(b) => b as $t,
                 }
@@ -297,8 +362,50 @@ mod tests {
         assert!(bool::cast_from(0.5f32));
         assert!(!bool::cast_from(0u8));
         assert_eq!(f32::cast_from(true), 1.0);
-        assert_eq!(i64::cast_from(f32::NAN), 0);
         assert_eq!(i64::cast_from(i64::MAX), i64::MAX);
+    }
+
+    /// Non-finite and out-of-range floats cast as PyTorch 2.15's CPU casts do on x86-64
+    /// (measured with `torch.full(..., v, dtype=float64).to(float32/float64).to(dtype)`,
+    /// the same for contiguous and strided tensors of 1, 5, 64 and 1000 elements).
+    #[test]
+    fn nonfinite_and_out_of_range_floats_cast_as_pytorch() {
+        let (nan, inf) = (f64::NAN, f64::INFINITY);
+        // (value, int32, int64, uint8), from float64.
+        let table: [(f64, i32, i64, u8); 16] = [
+            (nan, i32::MIN, i64::MIN, 0),
+            (inf, i32::MIN, i64::MIN, 0),
+            (-inf, i32::MIN, i64::MIN, 0),
+            (1e10, i32::MIN, 10_000_000_000, 0),
+            (-3e9, i32::MIN, -3_000_000_000, 0),
+            (2147483648.0, i32::MIN, 2_147_483_648, 0),
+            (-2147483649.0, i32::MIN, -2_147_483_649, 255),
+            (9223372036854775808.0, i32::MIN, i64::MIN, 0),
+            (-9223372036854775808.0, i32::MIN, i64::MIN, 0),
+            (1e19, i32::MIN, i64::MIN, 0),
+            (300.0, 300, 300, 44),
+            (-1.0, -1, -1, 255),
+            (-300.0, -300, -300, 212),
+            (255.5, 255, 255, 255),
+            (-2.7, -2, -2, 254),
+            (4294967297.0, i32::MIN, 4_294_967_297, 1),
+        ];
+        for (v, i, l, u) in table {
+            assert_eq!(i32::cast_from(v), i, "{v} -> int32");
+            assert_eq!(i64::cast_from(v), l, "{v} -> int64");
+            assert_eq!(u8::cast_from(v), u, "{v} -> uint8");
+            assert!(bool::cast_from(v), "{v} -> bool");
+        }
+        // From float32 the same rules apply to the (exactly widened) value.
+        assert_eq!(i32::cast_from(f32::NAN), i32::MIN);
+        assert_eq!(i64::cast_from(f32::INFINITY), i64::MIN);
+        assert_eq!(u8::cast_from(f32::INFINITY), 0);
+        assert_eq!(i32::cast_from(-2147483648.0f32), i32::MIN);
+        assert_eq!(i64::cast_from(-9223372036854775808.0f32), i64::MIN);
+        assert_eq!(i64::cast_from(3e9f32), 3_000_000_000);
+        assert_eq!(i32::cast_from(-2147483648.9f64), i32::MIN);
+        assert_eq!(i32::cast_from(2147483647.9f64), i32::MAX);
+        assert!(!bool::cast_from(-0.0f64));
     }
 
     #[test]

@@ -87,9 +87,29 @@ impl<I: Int> View<I> {
 
     /// `expand(sizes)`: broadcasts size-1 dimensions (stride 0) and prepends new ones;
     /// `-1` keeps a size. PyTorch's `inferExpandGeometry`.
+    ///
+    /// A negative target size other than `-1` on an existing dim is never checked by
+    /// PyTorch; the new tensor's element count then fails (`numel: integer multiplication
+    /// overflow`, category `error`). A 0-d tensor skips the `-1` check too (its `-1`s stay
+    /// sizes), so `expand([-1])` of a 0-d tensor fails that way, not as an `expand` error.
     pub fn expand(&self, target: &[I]) -> Result<Self> {
         let n = self.dim();
         let m = target.len();
+        let negative = || {
+            Error::invalid(format!(
+                "numel: integer multiplication overflow (expand to negative sizes {})",
+                list(target)
+            ))
+        };
+        if n == 0 {
+            for (i, t) in target.iter().enumerate() {
+                if t.lt_i(0)
+                    .guard(|| format!("expand: target size[{i}] = {t} < 0"))?
+                {
+                    return Err(negative());
+                }
+            }
+        }
         if m < n {
             return Err(Error::Expand {
                 message: format!(
@@ -145,12 +165,7 @@ impl<I: Int> View<I> {
                 if t.lt_i(0)
                     .guard(|| format!("expand: target size[{i}] = {t} < 0"))?
                 {
-                    return Err(Error::Shape {
-                        message: format!(
-                            "Trying to create tensor with negative dimension {t}: {}",
-                            list(target)
-                        ),
-                    });
+                    return Err(negative());
                 }
                 (t, I::from_i64(0))
             } else {
@@ -419,6 +434,22 @@ mod tests {
         assert_eq!(x.expand(&[4, 1]).unwrap_err().category(), "expand");
         assert_eq!(x.expand(&[1]).unwrap_err().category(), "expand");
         assert_eq!(x.expand(&[-1, 3, 1]).unwrap_err().category(), "expand");
+    }
+
+    /// PyTorch 2.15: `torch.tensor(1.).expand(-1)` and `expand(3, -1)` fail with
+    /// "numel: integer multiplication overflow" (category `error`), as do negative sizes
+    /// other than `-1` (`zeros(3, 1).expand(3, -5)`, `zeros(3).expand(-2, 3)`); a leading
+    /// `-1` of a tensor with dims stays an `expand` error.
+    #[test]
+    fn negative_expand_sizes_are_errors_as_in_pytorch() {
+        let z = v(&[]);
+        for t in [&[-1][..], &[3, -1], &[-1, -1], &[-2]] {
+            assert_eq!(z.expand(t).unwrap_err().category(), "error", "{t:?}");
+        }
+        assert_eq!(z.expand(&[3]).unwrap().strides(), &[0]);
+        assert_eq!(v(&[3, 1]).expand(&[3, -5]).unwrap_err().category(), "error");
+        assert_eq!(v(&[3]).expand(&[-2, 3]).unwrap_err().category(), "error");
+        assert_eq!(v(&[3]).expand(&[-1, 3]).unwrap_err().category(), "expand");
     }
 
     #[test]
