@@ -516,14 +516,14 @@ fn product_cuts(v: usize, fs: &[(usize, u32)], b: &[Interval], out: &mut Vec<Row
             for l in &lows {
                 prod = prod.checked_mul(*l)?;
             }
-            for i in 0..factors.len() {
+            for (i, &x) in factors.iter().enumerate() {
                 let mut p: i128 = 1;
                 for (j, l) in lows.iter().enumerate() {
                     if j != i {
                         p = p.checked_mul(*l)?;
                     }
                 }
-                add_to(&mut a, factors[i], p)?;
+                add_to(&mut a, x, p)?;
             }
             add_to(&mut a, v, -1)?;
             let d = factors.len() as i128 - 1;
@@ -688,8 +688,8 @@ fn fourier_motzkin(mut rows: Vec<Row>, mut eqs: Vec<Row>, nvars: usize) -> bool 
     loop {
         // The variable whose elimination makes the fewest new rows.
         let mut best: Option<(usize, usize)> = None;
-        for v in 0..nvars {
-            if !alive[v] {
+        for (v, live) in alive.iter_mut().enumerate() {
+            if !*live {
                 continue;
             }
             let (mut p, mut n) = (0usize, 0usize);
@@ -703,7 +703,7 @@ fn fourier_motzkin(mut rows: Vec<Row>, mut eqs: Vec<Row>, nvars: usize) -> bool 
                 }
             }
             if p + n == 0 {
-                alive[v] = false;
+                *live = false;
                 continue;
             }
             let cost = p * n;
