@@ -227,12 +227,14 @@ fn spec_of(g: &Gen, keep: &[bool]) -> Value {
         "steps": steps,
         "outputs": [prev],
     });
-    // A hint for every symbol the program has.
-    if let Ok(p) = Program::from_value(&spec) {
-        for s in &p.symbols {
-            let k = SYMBOLS.iter().position(|x| x == s).unwrap_or(3);
-            spec["hints"][s.as_str()] = json!(g.hints[k]);
+    // A hint for every symbol: those of `x`'s sizes, and `e` with `z`.
+    for (k, s) in SYMBOLS.iter().enumerate() {
+        if syms.contains(s) {
+            spec["hints"][*s] = json!(g.hints[k]);
         }
+    }
+    if uses_z {
+        spec["hints"]["e"] = json!(g.hints[3]);
     }
     spec
 }
