@@ -47,6 +47,14 @@
 //! that `c*u == t` there reads `c == 1` and intervals decide it. Free strides need both:
 //! their orders are what the guards of TensorIterator's permutation compare.
 //!
+//! A region no single literal contradicts can still be empty as a whole (`k >= 1`, `k <=
+//! FloorDiv(k, 2)`; `a*s <= a + 1` with `a, s >= 2`; `Min(s, 2) == 1`, `Min(d0, s) != 1`,
+//! `d0 != 0`): the split's last emptiness test is linear reasoning over the conjunction
+//! ([`Facts::refutes`](crate::sym::Facts::refutes): `Min`/`Max` split into cases,
+//! `FloorDiv`/`Mod` by a constant as a quotient with its bounds, products cut linearly on
+//! their factors' bounds, Fourier-Motzkin). Without it the witness search found nothing in
+//! such a region and the cover ended incomplete (85 of 1,022 random program covers).
+//!
 //! # Fewer specializations
 //!
 //! A new trace whose plan an existing specialization already computes (same structure,

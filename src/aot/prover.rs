@@ -510,7 +510,7 @@ impl Prover {
             })
             .collect();
         if pinned.is_empty() {
-            return false;
+            return f.refutes(&more);
         }
         let sub = |s: &Symbol| {
             pinned
@@ -531,7 +531,9 @@ impl Prover {
                 }
             }
         }
-        self.refutes_one(&rewritten)
+        // Last, the conjunction as a whole (a contradiction between literals that no single
+        // decision shows: `k >= 1`, `k <= FloorDiv(k, 2)`), see `Facts::refutes`.
+        self.refutes_one(&rewritten) || f.refutes(&rewritten)
     }
 
     /// True when one literal is decided false under the others, or the difference
@@ -1905,6 +1907,38 @@ mod tests {
             shrank += usize::from(merged.len() < classes.len());
         }
         assert!(shrank > 50, "{shrank}");
+    }
+
+    /// The split's emptiness test on the regions covers were left incomplete on (issue 39,
+    /// each empty) and on neighbours of them (not empty, each with its witness checked).
+    #[test]
+    fn regions_empty_only_as_a_whole_are_empty_to_the_split() {
+        let syms: Vec<String> = ["a", "c", "d0", "k", "s"].iter().map(|s| s.to_string()).collect();
+        let domain: Vec<BoolExpr> = syms
+            .iter()
+            .map(|s| BoolExpr::parse(&format!("{s} >= 0")).unwrap())
+            .collect();
+        let p = Prover::new(&syms, &domain, &[]);
+        for region in [
+            &["k >= 1", "k <= FloorDiv(k, 2)"][..],
+            &["a**2 <= a + 1", "a >= 2"],
+            &["a*s <= a + 1", "a >= 2", "s >= 2"],
+            &["c == FloorDiv(c, 2)", "c != 0"],
+            &["Min(s, 2) == 1", "Min(d0, s) != 1", "d0 != 0"],
+        ] {
+            assert!(p.contradictory(&lits(region)), "{region:?}");
+        }
+        for (region, at) in [
+            (&["k >= 0", "k <= FloorDiv(k, 2)"][..], [0, 0, 0, 0, 0]),
+            (&["a**2 <= a + 2", "a >= 2"], [2, 0, 0, 0, 0]),
+            (&["a*s <= a + 2", "a >= 2", "s >= 2"], [2, 0, 0, 0, 2]),
+            (&["c == FloorDiv(c, 2) + 1", "c != 0"], [0, 1, 0, 0, 0]),
+            (&["Min(s, 2) == 1", "Min(d0, s) != 1"], [0, 0, 0, 0, 1]),
+        ] {
+            assert!(!p.contradictory(&lits(region)), "{region:?}");
+            let b = Bindings::from_pairs(syms.iter().map(|s| s.as_str()).zip(at));
+            assert!(lits(region).iter().all(|l| l.eval(&b).unwrap()), "{region:?} at {at:?}");
+        }
     }
 
     #[test]

@@ -75,6 +75,7 @@ mod expr;
 mod guards;
 mod interval;
 mod knowledge;
+mod linear;
 mod num;
 mod parse;
 mod print;

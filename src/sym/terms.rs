@@ -114,6 +114,17 @@ impl Facts {
         decide_with_cases(&self.k, goal)
     }
 
+    /// True when no integer point satisfies every one of `lits` with each symbol in the
+    /// interval these facts give it: linear reasoning over the whole conjunction (`linear.rs`:
+    /// `Max`/`Min` split into cases, `FloorDiv`/`Mod` by a constant as a quotient with its
+    /// bounds, products cut linearly on their factors' bounds, Fourier-Motzkin), which
+    /// sees contradictions that no single decision shows (`k >= 1`, `k <= FloorDiv(k, 2)`;
+    /// `a*s <= a + 1` with `a, s >= 2`). `false` when none was found, which says nothing.
+    pub fn refutes(&self, lits: &[BoolExpr]) -> bool {
+        let range = |s: &Symbol| self.k.interval(&Expr::from_symbol(s));
+        super::linear::conjunction_is_empty(lits, &range)
+    }
+
     /// The interval the facts give a symbol: `(lo, hi)` with `None` for unbounded.
     pub fn range(&self, s: &Symbol) -> (Option<i64>, Option<i64>) {
         let iv = self.k.interval(&Expr::from_symbol(s));
