@@ -764,12 +764,17 @@ fn load_coverage(
             })
             .collect()
     };
-    if domain.is_empty() {
+    // The domain of a program without symbols is empty (nothing to range over), so the
+    // file of its cover has no `domain` field: `complete` or `uncovered` say it is a cover.
+    if domain.is_empty() && !p.symbols.is_empty() {
         if complete || !uncovered.is_empty() {
             return Err(art(
                 "`complete`/`uncovered` without the `domain` of a cover",
             ));
         }
+        return Ok(None);
+    }
+    if domain.is_empty() && !complete && uncovered.is_empty() {
         return Ok(None);
     }
     let domain = parse("domain", domain)?;
