@@ -32,7 +32,10 @@ fn hard(name: &str) -> Program {
 fn grid(hints: &[i64], max: i64) -> Vec<Vec<i64>> {
     let mut out = vec![Vec::new()];
     for &h in hints {
-        let mut values: Vec<i64> = (0..=max).chain([h - 1, h, h + 1]).filter(|v| *v >= 0).collect();
+        let mut values: Vec<i64> = (0..=max)
+            .chain([h - 1, h, h + 1])
+            .filter(|v| *v >= 0)
+            .collect();
         values.sort_unstable();
         values.dedup();
         out = out
@@ -63,8 +66,9 @@ fn saved_loads_and_is_sound(a: &ProgramArtifact, what: &str, max: i64) -> usize 
     a.save(&path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_file(&path).ok();
-    let back = ProgramArtifact::from_json(&text)
-        .unwrap_or_else(|e| panic!("{what}: the compile wrote an artifact its loader rejects: {e}"));
+    let back = ProgramArtifact::from_json(&text).unwrap_or_else(|e| {
+        panic!("{what}: the compile wrote an artifact its loader rejects: {e}")
+    });
     assert_eq!(&back, a, "{what}: loaded != compiled");
     assert_eq!(back.coverage, a.coverage, "{what}");
     let p = &back.program;
@@ -112,8 +116,8 @@ fn compiles_saves_and_loads(p: &Program, max: i64) {
 /// and then rejected, and may end incomplete, naming the regions it left (covers left
 /// incomplete on empty `FloorDiv` regions are the emptiness prover's part of the issue).
 fn compiles_saves_and_loads_or_refuses(p: &Program, max: i64, may_refuse: bool) {
-    let plain = ProgramArtifact::compile(p)
-        .unwrap_or_else(|e| panic!("{}: plain compile: {e}", p.name));
+    let plain =
+        ProgramArtifact::compile(p).unwrap_or_else(|e| panic!("{}: plain compile: {e}", p.name));
     assert!(saved_loads_and_is_sound(&plain, &format!("{}_plain", p.name), max) > 0);
     for zero in [true, false] {
         let options = CoverOptions {
@@ -218,7 +222,11 @@ fn a_cover_stores_its_verify_points_and_a_load_replays_them() {
     for (k, s) in a.specializations.iter().enumerate() {
         let stored = &json["specializations"][k]["verify_points"];
         let points: Vec<Vec<i64>> = serde_json::from_value(stored.clone()).unwrap();
-        assert_eq!(Some(&points), s.verify_points.as_ref(), "specialization {k}");
+        assert_eq!(
+            Some(&points),
+            s.verify_points.as_ref(),
+            "specialization {k}"
+        );
     }
     let back = ProgramArtifact::from_json(&a.to_json()).unwrap();
     assert_eq!(back, a);
