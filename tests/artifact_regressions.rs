@@ -139,7 +139,7 @@ fn compiles_saves_and_loads_or_refuses(p: &Program, max: i64, may_refuse: bool) 
         };
         let c = a.coverage.as_ref().expect("a cover records its coverage");
         if may_refuse {
-            assert!(c.complete != !c.uncovered.is_empty(), "{what}: {c:?}");
+            assert!(c.complete == c.uncovered.is_empty(), "{what}: {c:?}");
         } else {
             assert!(c.complete, "{what}: incomplete: {:?}", c.uncovered);
         }
