@@ -182,7 +182,12 @@ impl Artifact {
                 let verified = super::retrace::verify_with(spec, s, Hints::Record, &traced);
                 let points = verified.map_err(|e| {
                     Error::invalid(format!(
-                        "internal: specialization {k} of the compile does not verify: {e}"
+                        "the compile cannot verify specialization {k}, so no artifact is \
+                         written (its loader would reject it): {}",
+                        match e {
+                            Error::Artifact { message } => message,
+                            e => e.to_string(),
+                        }
                     ))
                 })?;
                 s.verify_points = Some(points.points);
@@ -517,7 +522,7 @@ fn parse_specialization(spec: &Spec, s: RawSpecialization) -> Result<Specializat
 }
 
 /// Stored verification hints: each a binding of every symbol, none negative.
-fn load_verify_points(
+pub(crate) fn load_verify_points(
     symbols: &[String],
     points: Vec<Vec<i64>>,
 ) -> Result<Vec<Vec<i64>>> {

@@ -155,7 +155,7 @@ mod spec;
 mod specialization;
 mod trace;
 
-pub(crate) use artifact::{art, in_specialization, load_traced_at, strings, RawGuard};
+pub(crate) use artifact::{art, in_specialization, load_traced_at, load_verify_points, strings, RawGuard};
 pub use artifact::{Artifact, CheckOutcome, ARTIFACT_FORMAT, FORMAT_VERSION};
 pub use cover::{
     compile_cover, compile_specializations, cover_domain, uncovered_region, CompileOptions,
@@ -168,7 +168,9 @@ pub use memory::{estimate_run_memory, fmt_bytes, parse_bytes, MemoryEstimate};
 pub(crate) use program::ExprProgram;
 pub use prover::CoverTarget;
 pub(crate) use prover::{cover, equal_under, uncovered_by, CoverLimits};
-pub(crate) use retrace::{verify_stored_seeded, Hints, Mismatch, Pairs, Retrace};
+pub(crate) use retrace::{
+    verify_stored_pooled, Hints, Mismatch, Pairs, Retrace, Traced,
+};
 pub(crate) use guards::simplify_guards;
 pub(crate) use trace::TracedGuards;
 pub use spec::{

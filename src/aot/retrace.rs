@@ -77,7 +77,7 @@ fn reject(message: String) -> Error {
 
 /// Verifies `stored` (a specialization of an artifact of `spec`) against fresh traces;
 /// `stored.verify_points` are tried first where a region needs a point (see
-/// [`verify_stored_seeded`]).
+/// [`verify_stored_pooled`]).
 pub(super) fn verify(spec: &Spec, stored: &Specialization) -> Result<Verification> {
     verify_with(spec, stored, Hints::from(stored.verify_points.as_deref()), &[])
 }
@@ -194,19 +194,10 @@ impl Hints<'_> {
 /// would do; a region none lies in is first tried for a proof that it is empty (the
 /// verification that recorded the hints found no point there), then searched as without
 /// hints. The budget of traces depends on them too (see [`Hints`]).
-pub(crate) fn verify_stored_seeded<S: Retrace>(
-    subject: &S,
-    traced_at: &[i64],
-    guards: &[Guard],
-    payload: &S::Payload,
-    seed: Option<(TracedGuards, S::Payload)>,
-    hints: Hints,
-) -> Result<Verification> {
-    verify_stored_pooled(subject, traced_at, guards, payload, seed, Vec::new(), hints)
-}
-
-/// [`verify_stored_seeded`] with a pool of traces already made (see [`verify_with`]).
-fn verify_stored_pooled<S: Retrace>(
+///
+/// `pool`: traces the caller made already (see [`verify_with`]; a program compile's pool
+/// is its cover's traces, [`Traced::made`]), taken where a region contains their point.
+pub(crate) fn verify_stored_pooled<S: Retrace>(
     subject: &S,
     traced_at: &[i64],
     guards: &[Guard],
@@ -270,8 +261,8 @@ pub(crate) struct Verification {
     pub coalesced: bool,
 }
 
-/// A trace made during verification.
-pub(super) struct Traced<P> {
+/// A trace made during verification (or by the caller, for its pool).
+pub(crate) struct Traced<P> {
     traced_at: Vec<i64>,
     /// The guards as recorded, when the trace kept them (see [`RecordedGuards`]).
     recorded: Option<RecordedGuards>,
@@ -281,6 +272,13 @@ pub(super) struct Traced<P> {
 }
 
 impl<P> Traced<P> {
+    /// A trace the caller made at `traced_at` (guards simplified, as a cover keeps them), for
+    /// a verification's pool ([`verify_stored_pooled`]). It must be what the verification's
+    /// own [`Retrace::retrace`] at that point gives: the pool stands in for that trace.
+    pub(crate) fn made(traced_at: Vec<i64>, guards: Vec<Guard>, payload: P) -> Arc<Traced<P>> {
+        Arc::new(Traced::new(traced_at, TracedGuards::Simplified(guards), payload))
+    }
+
     fn new(traced_at: Vec<i64>, guards: TracedGuards, payload: P) -> Traced<P> {
         let (recorded, guards) = match guards {
             TracedGuards::Simplified(g) => (None, OnceLock::from(g)),
@@ -314,7 +312,7 @@ struct Verifier<'a, S: Retrace> {
     budget: usize,
     /// Traces made by the caller, taken (into `traces`) when a region contains their point.
     pool: Vec<Arc<Traced<S::Payload>>>,
-    /// Points to try first (see [`verify_stored_seeded`]).
+    /// Points to try first (see [`verify_stored_pooled`]).
     hints: Option<&'a [Vec<i64>]>,
     /// See [`Verification::searches`].
     searches: usize,

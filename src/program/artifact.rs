@@ -21,6 +21,19 @@
 //! named. A file without the field (written before fusion was recorded) loads with the plan
 //! re-decided from that trace. Error specializations store none.
 //!
+//! # What a compile writes, its loader accepts
+//! A compile (plain or `--cover`) puts every specialization it is about to return through
+//! the same verification as a load (`verify_specialization`, then the cover's claim and the
+//! hints, as `from_json` checks them), with the compile's budget of traces and the cover's
+//! traces as a pool, and stores the points that verification traced at
+//! (`"verify_points"`). A load replays them: each is tried first where a region needs a
+//! point, and each adds one trace to the load's budget, so the load repeats the compile's
+//! case split instead of searching with a smaller budget (covers whose merged
+//! specializations split into more than the load's 32 traces, or into regions its search
+//! found no point in, were written and then rejected). What the compile cannot verify is a
+//! compile error: no artifact is returned, none written. Points are hints, not trusted: one
+//! is used only for a region it lies in; a file without them loads by searching.
+//!
 //! The JSON keeps the guards where tools look for them: `specializations[i].guards[j].cond`
 //! and `.reason`, and `specializations[i].traced_at`. Version 1 files are single-op
 //! artifacts ([`crate::aot::Artifact`]); [`AnyArtifact::from_json`] reads either.
@@ -33,8 +46,8 @@ use super::specialize::{bindings_of, fusion_values, specialize, ProgramSpecializ
 use super::stepplan::{describe_structure, plan_pairs, StepPlan};
 use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
 use crate::aot::{
-    art, in_specialization, load_traced_at, strings, verify_stored_seeded, Artifact, CoverOptions, Coverage, Hints, Mismatch, TracedGuards,
-    Pairs, RawGuard, Retrace, ARTIFACT_FORMAT,
+    art, in_specialization, load_traced_at, load_verify_points, strings, verify_stored_pooled, Artifact, CoverOptions, Coverage, Hints, Mismatch, TracedGuards,
+    Pairs, RawGuard, Retrace, Traced as Made, ARTIFACT_FORMAT,
 };
 use crate::sym::{BoolExpr, Expr, GuardSet};
 use crate::{DType, Error, Result};
@@ -42,6 +55,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The format version of program artifacts.
 pub const PROGRAM_FORMAT_VERSION: u32 = 2;
@@ -90,6 +104,10 @@ struct RawSpecialization {
     /// The fused chains (a value specialization); absent: re-decided on load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     fusion: Option<FusionPlan>,
+    /// Where the compile's verification re-traced besides `traced_at` (values in `symbols`
+    /// order): hints a load replays ([`ProgramSpecialization::verify_points`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    verify_points: Option<Vec<Vec<i64>>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -118,13 +136,13 @@ struct ProgramSubject<'a>(&'a Program);
 type Values = std::result::Result<Vec<Value<Expr>>, Error>;
 
 /// What the verifier compares: the values and, per step, the kernel plans.
-struct Traced {
+struct Payload {
     values: Values,
     plans: StepPlans<Expr>,
 }
 
 impl Retrace for ProgramSubject<'_> {
-    type Payload = Traced;
+    type Payload = Payload;
 
     fn symbols(&self) -> &[String] {
         &self.0.symbols
@@ -138,11 +156,11 @@ impl Retrace for ProgramSubject<'_> {
         input_layouts(self.0, point).is_ok()
     }
 
-    fn retrace(&self, point: &[i64]) -> Result<(TracedGuards, Traced)> {
+    fn retrace(&self, point: &[i64]) -> Result<(TracedGuards, Payload)> {
         let t = trace(self.0, &bindings_of(&self.0.symbols, point))?;
         Ok((
             TracedGuards::Simplified(t.guards.guards),
-            Traced {
+            Payload {
                 values: t.values,
                 plans: t.plans,
             },
@@ -151,8 +169,8 @@ impl Retrace for ProgramSubject<'_> {
 
     fn pairs<'a>(
         &self,
-        stored_all: &'a Traced,
-        traced_all: &'a Traced,
+        stored_all: &'a Payload,
+        traced_all: &'a Payload,
     ) -> std::result::Result<Pairs<'a>, Mismatch> {
         let (stored, traced) = (&stored_all.values, &traced_all.values);
         let cat = |v: &Values| match v {
@@ -243,7 +261,8 @@ pub struct ProgramCheck {
 }
 
 impl ProgramArtifact {
-    /// Compiles `p`: one trace at its hints.
+    /// Compiles `p`: one trace at its hints, verified as a load will verify it
+    /// ([`Self::verified`]).
     pub fn compile(p: &Program) -> Result<ProgramArtifact> {
         if p.hints.len() != p.symbols.len() {
             return Err(Error::invalid(format!(
@@ -252,32 +271,90 @@ impl ProgramArtifact {
                 p.symbols.join(", ")
             )));
         }
-        Ok(ProgramArtifact {
-            program: p.clone(),
-            specializations: vec![specialize(p, &p.hints)?],
-            coverage: None,
-        })
+        ProgramArtifact::verified(p, vec![specialize(p, &p.hints)?], None, Vec::new())
     }
 
     /// Compiles `p` with `--cover` ([`cover_program`]): traces until a case split over
     /// their guards proves that every binding of the domain is admitted (by values or by an
-    /// error specialization), or the specialization cap is reached (`complete: false`).
+    /// error specialization), or the specialization cap is reached (`complete: false`);
+    /// then verified as a load will verify it ([`Self::verified`]).
     pub fn compile_cover(p: &Program, options: &CoverOptions) -> Result<ProgramArtifact> {
         let c = cover_program(p, options)?;
+        let pool = c
+            .made
+            .into_iter()
+            .map(|(at, t)| {
+                Made::made(
+                    at,
+                    t.guards.guards,
+                    Payload {
+                        values: t.values,
+                        plans: t.plans,
+                    },
+                )
+            })
+            .collect();
         let specializations = c
             .traces
             .into_iter()
             .zip(c.traced_at)
             .map(|(t, at)| ProgramSpecialization::from_trace(p, at, t))
             .collect::<Result<Vec<_>>>()?;
+        let coverage = Coverage {
+            complete: c.complete,
+            domain: c.domain,
+            uncovered: c.uncovered,
+        };
+        ProgramArtifact::verified(p, specializations, Some(coverage), pool)
+    }
+
+    /// A compile's specializations put through the loader's own verification
+    /// ([`verify_specialization`], [`check_coverage`], [`check_hints_admitted`]), with the
+    /// compile's budget of traces ([`Hints::Record`]); the points each verification traced
+    /// at are stored (`verify_points`), so that a load replays the same case split with a
+    /// budget grown by their number. A compile thus never returns (and never writes) an
+    /// artifact its loader rejects: what cannot be verified is a compile error. `pool`: the
+    /// cover's traces, taken where a region contains their point (as the single-op compile
+    /// does), so that a region a cover traced in needs no search.
+    fn verified(
+        p: &Program,
+        specializations: Vec<ProgramSpecialization>,
+        coverage: Option<Coverage>,
+        pool: Vec<Arc<Made<Payload>>>,
+    ) -> Result<ProgramArtifact> {
+        use rayon::prelude::*;
+        let not_verified = |what: String, e: Error| {
+            Error::invalid(format!(
+                "program `{}`: the compile cannot verify {what}, so no artifact is written \
+                 (its loader would reject it): {}",
+                p.name,
+                match e {
+                    Error::Artifact { message } => message,
+                    e => e.to_string(),
+                }
+            ))
+        };
+        let verified: Vec<Result<ProgramSpecialization>> = specializations
+            .into_par_iter()
+            .enumerate()
+            .map(|(k, s)| {
+                let stored = s.values.map_err(|e| e.category().to_string());
+                let pool = pool.clone();
+                verify_specialization(p, s.traced_at, s.guards, stored, Some(s.fusion), Hints::Record, pool)
+                    .map_err(|e| not_verified(format!("specialization {k}"), e))
+            })
+            .collect();
+        let specializations = verified.into_iter().collect::<Result<Vec<_>>>()?;
+        if let Some(c) = &coverage {
+            check_coverage(p, &specializations, c)
+                .map_err(|e| not_verified("its cover".into(), e))?;
+        }
+        check_hints_admitted(p, &specializations)
+            .map_err(|e| not_verified("its specializations".into(), e))?;
         Ok(ProgramArtifact {
             program: p.clone(),
             specializations,
-            coverage: Some(Coverage {
-                complete: c.complete,
-                domain: c.domain,
-                uncovered: c.uncovered,
-            }),
+            coverage,
         })
     }
 
@@ -319,6 +396,7 @@ impl ProgramArtifact {
                         message: e.to_string(),
                     }),
                     fusion: s.values.is_ok().then(|| s.fusion.clone()),
+                    verify_points: s.verify_points.clone(),
                 })
                 .collect(),
             complete: self.coverage.as_ref().is_some_and(|c| c.complete),
@@ -365,18 +443,7 @@ impl ProgramArtifact {
             &raw.domain,
             &raw.uncovered,
         )?;
-        if p.hints.len() == p.symbols.len() {
-            let mut admitted = false;
-            for s in &specializations {
-                admitted |= s.admits(&p.hints)?;
-            }
-            if !admitted {
-                return Err(art(
-                    "no specialization admits the program's hints, where every compile traces \
-                     first: a specialization was removed",
-                ));
-            }
-        }
+        check_hints_admitted(&p, &specializations)?;
         Ok(ProgramArtifact {
             program: p,
             specializations,
@@ -481,27 +548,69 @@ fn parse_expr(p: &Program, what: &str, s: &str) -> Result<Expr> {
 fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpecialization> {
     let traced_at = load_traced_at(&p.symbols, &s.traced_at, "program")?;
     let guards = RawGuard::load(&s.guards)?;
+    let verify_points = s
+        .verify_points
+        .map(|points| load_verify_points(&p.symbols, points))
+        .transpose()?;
+    let stored = match (s.error, s.values.is_empty()) {
+        (Some(e), true) => Err(e.category),
+        (Some(_), false) => return Err(art("an error specialization has no values")),
+        (None, _) => Ok(load_values(p, &s.values)?),
+    };
+    verify_specialization(
+        p,
+        traced_at,
+        guards,
+        stored,
+        s.fusion,
+        Hints::from(verify_points.as_deref()),
+        Vec::new(),
+    )
+}
+
+/// The values of a stored specialization, or the category of the error every binding it
+/// admits fails with.
+type StoredValues = std::result::Result<Vec<Value<Expr>>, String>;
+
+/// Verifies one specialization (what a load establishes, and what a compile establishes
+/// for every specialization it writes: ONE procedure, so that what a compile writes its
+/// loader accepts): its guards hold at `traced_at` and its values equal a concrete run
+/// there (or the run fails with the stored error's category), then the stored guards and
+/// values are checked against fresh traces in every region the guards admit
+/// ([`verify_stored_pooled`], with `hints`: [`Hints::Record`] for a compile, the stored
+/// points for a load; `pool`: traces already made, see [`ProgramArtifact::verified`]), and
+/// the fusion plan (`fusion`; `None`: decided here) against the one decided from the trace
+/// at `traced_at`. The result records the points the verification traced at
+/// (`verify_points`).
+fn verify_specialization(
+    p: &Program,
+    traced_at: Vec<i64>,
+    guards: Vec<crate::sym::Guard>,
+    stored: StoredValues,
+    fusion: Option<FusionPlan>,
+    hints: Hints,
+    pool: Vec<Arc<Made<Payload>>>,
+) -> Result<ProgramSpecialization> {
     let concrete_at = concrete(p, &bindings_of(&p.symbols, &traced_at));
-    let values: Values = match (&s.error, s.values.is_empty()) {
-        (Some(e), true) => match &concrete_at {
-            Err(c) if c.category() == e.category => Err(c.clone()),
+    let values: Values = match stored {
+        Err(category) => match &concrete_at {
+            Err(c) if c.category() == category => Err(c.clone()),
             Err(c) => {
                 return Err(art(format!(
                     "an error specialization ({}), but the program at the values it was traced \
                      at fails with: {c}",
-                    crate::a_category_error(&e.category)
+                    crate::a_category_error(&category)
                 )))
             }
             Ok(_) => {
                 return Err(art(format!(
                     "an error specialization ({}), but the program runs at the values it was \
                      traced at",
-                    crate::a_category_error(&e.category)
+                    crate::a_category_error(&category)
                 )))
             }
         },
-        (Some(_), false) => return Err(art("an error specialization has no values")),
-        (None, _) => Ok(load_values(p, &s.values)?),
+        Ok(vs) => Ok(vs),
     };
     // The kernel plans are not stored: they come from the trace at the trace point, which
     // the verifier below reuses as its first trace, comparing them with the re-trace in
@@ -543,7 +652,7 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
             "values are stored, but the program fails at the values they were traced at",
         ));
     }
-    let stored = Traced {
+    let stored = Payload {
         values: spec.values.clone(),
         plans: spec.plans.clone(),
     };
@@ -562,8 +671,10 @@ fn load_specialization(p: &Program, s: RawSpecialization) -> Result<ProgramSpeci
         .as_ref()
         .map_or_else(FusionPlan::default, |(_, fv)| plan_fusion(p, fv));
     let reuse = traced_fusion_values.and_then(|(same, fv)| same.then_some(fv));
-    verify_stored_seeded(&subject, &traced_at, &spec.guards, &stored, seed, Hints::Unknown)?;
-    spec.fusion = load_fusion(p, &spec, s.fusion, decided, reuse)?;
+    let verification =
+        verify_stored_pooled(&subject, &traced_at, &spec.guards, &stored, seed, pool, hints)?;
+    spec.fusion = load_fusion(p, &spec, fusion, decided, reuse)?;
+    spec.verify_points = Some(verification.points);
     Ok(spec)
 }
 
@@ -655,7 +766,9 @@ fn load_coverage(
             })
             .collect()
     };
-    if domain.is_empty() {
+    // The domain of a program without symbols is empty (nothing to range over), so the
+    // file of its cover has no `domain` field: `complete` or `uncovered` say it is a cover.
+    if domain.is_empty() && !p.symbols.is_empty() {
         if complete || !uncovered.is_empty() {
             return Err(art(
                 "`complete`/`uncovered` without the `domain` of a cover",
@@ -663,15 +776,35 @@ fn load_coverage(
         }
         return Ok(None);
     }
+    if domain.is_empty() && !complete && uncovered.is_empty() {
+        return Ok(None);
+    }
     let domain = parse("domain", domain)?;
     let uncovered = parse("uncovered", uncovered)?;
-    if domain != program_cover_domain(p, true) && domain != program_cover_domain(p, false) {
+    let coverage = Coverage {
+        complete,
+        domain,
+        uncovered,
+    };
+    check_coverage(p, specializations, &coverage)?;
+    Ok(Some(coverage))
+}
+
+/// A cover's fields against the program and its verified specializations (a load and a
+/// compile both check them): the domain is the program's (with or without size 0),
+/// `complete` and `uncovered` are consistent, and a `complete` claim is re-proved.
+fn check_coverage(
+    p: &Program,
+    specializations: &[ProgramSpecialization],
+    c: &Coverage,
+) -> Result<()> {
+    if c.domain != program_cover_domain(p, true) && c.domain != program_cover_domain(p, false) {
         return Err(art("`domain` is not the domain of the program's bindings"));
     }
-    if complete && !uncovered.is_empty() {
+    if c.complete && !c.uncovered.is_empty() {
         return Err(art("`complete` is true but `uncovered` lists regions"));
     }
-    if complete {
+    if c.complete {
         let traces: Vec<ProgramTrace> = specializations
             .iter()
             .map(|s| ProgramTrace {
@@ -680,20 +813,33 @@ fn load_coverage(
                 guards: GuardSet::from(s.guards.clone()),
             })
             .collect();
-        if let Some(r) = program_uncovered_region(p, &domain, &traces) {
+        if let Some(r) = program_uncovered_region(p, &c.domain, &traces) {
             return Err(art(format!(
                 "`complete` is true but no specialization admits the bindings where {r}"
             )));
         }
     }
-    if !complete && uncovered.is_empty() {
+    if !c.complete && c.uncovered.is_empty() {
         return Err(art("`complete` is false but `uncovered` names no region"));
     }
-    Ok(Some(Coverage {
-        complete,
-        domain,
-        uncovered,
-    }))
+    Ok(())
+}
+
+/// Some specialization admits the program's hints, where every compile traces first (a
+/// file without one has lost a specialization).
+fn check_hints_admitted(p: &Program, specializations: &[ProgramSpecialization]) -> Result<()> {
+    if p.hints.len() != p.symbols.len() {
+        return Ok(());
+    }
+    for s in specializations {
+        if s.admits(&p.hints)? {
+            return Ok(());
+        }
+    }
+    Err(art(
+        "no specialization admits the program's hints, where every compile traces first: a \
+         specialization was removed",
+    ))
 }
 
 /// A loaded artifact of either kind: a single-op spec's (version 1) or a program's
@@ -747,5 +893,47 @@ mod tests {
             AnyArtifact::from_json(&a.to_json()).unwrap(),
             AnyArtifact::Program(_)
         ));
+    }
+
+    /// What the loader would reject, the compile refuses to return (so nothing is
+    /// written): a specialization whose guards admit more than its trace (a guard the
+    /// trace needs removed, which the loader rejects in a file), and a `complete` claim the
+    /// specializations do not make good.
+    #[test]
+    fn a_compile_that_cannot_verify_what_it_would_write_is_an_error() {
+        let text = std::fs::read_to_string(crate::testing::spec_path("public_programs.json"))
+            .unwrap();
+        let all: Json = serde_json::from_str(&text).unwrap();
+        let v = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "nhwc_to_nchw")
+            .unwrap();
+        let p = Program::from_value(v).unwrap();
+        let mut s = specialize(&p, &p.hints).unwrap();
+        let needed = s
+            .guards
+            .iter()
+            .position(|g| g.cond.to_string() == "c >= 2")
+            .unwrap_or_else(|| panic!("{:?}", s.guards));
+        s.guards.remove(needed);
+        let e = ProgramArtifact::verified(&p, vec![s], None, Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cannot verify specialization 0") && e.contains("`c >= 2`"),
+            "{e}"
+        );
+        let single = specialize(&p, &p.hints).unwrap();
+        let claim = Coverage {
+            complete: true,
+            domain: program_cover_domain(&p, true),
+            uncovered: Vec::new(),
+        };
+        let e = ProgramArtifact::verified(&p, vec![single], Some(claim), Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot verify its cover"), "{e}");
     }
 }

@@ -33,6 +33,10 @@ pub struct ProgramCover {
     pub domain: Vec<BoolExpr>,
     /// Regions not proven covered, each a conjunction of conditions (empty when complete).
     pub uncovered: Vec<BoolExpr>,
+    /// Every trace the cover made, with the values it ran at, each with its own guards
+    /// (before merging): a compile's verification takes them where a region contains their
+    /// point instead of tracing there again (they are what its own trace would give).
+    pub made: Vec<(Vec<i64>, ProgramTrace)>,
 }
 
 impl ProgramCover {
@@ -85,8 +89,9 @@ pub fn cover_program(p: &Program, options: &CoverOptions) -> Result<ProgramCover
         )));
     }
     let domain = program_cover_domain(p, options.zero);
+    let target = Target(p, std::cell::RefCell::new(Vec::new()));
     let run = cover(
-        &Target(p),
+        &target,
         &domain,
         CoverLimits::entries(options.max_specializations),
     )?;
@@ -97,6 +102,7 @@ pub fn cover_program(p: &Program, options: &CoverOptions) -> Result<ProgramCover
         complete: run.uncovered.is_empty(),
         domain,
         uncovered: run.uncovered,
+        made: target.1.into_inner(),
     })
 }
 
@@ -112,8 +118,8 @@ pub fn program_uncovered_region(
     uncovered_by(&p.symbols, domain, &sets)
 }
 
-/// A program seen by the cover.
-struct Target<'a>(&'a Program);
+/// A program seen by the cover, and every trace made (see [`ProgramCover::made`]).
+struct Target<'a>(&'a Program, std::cell::RefCell<Vec<(Vec<i64>, ProgramTrace)>>);
 
 /// A trace with the values it ran at.
 struct PointTrace {
@@ -157,9 +163,11 @@ impl CoverTarget for Target<'_> {
     }
 
     fn trace_at(&self, values: &[i64]) -> Result<PointTrace> {
+        let t = trace(self.0, &self.bindings(values))?;
+        self.1.borrow_mut().push((values.to_vec(), t.clone()));
         Ok(PointTrace {
             at: values.to_vec(),
-            trace: trace(self.0, &self.bindings(values))?,
+            trace: t,
         })
     }
 

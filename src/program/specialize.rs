@@ -58,6 +58,11 @@ pub struct ProgramSpecialization {
     /// The elementwise chains a run evaluates in one pass each, decided at the trace
     /// ([`plan_fusion`] over `values`; empty for an error specialization).
     pub fusion: FusionPlan,
+    /// Where the verification of this specialization re-traced besides `traced_at`
+    /// (`"verify_points"` in the file; `None` until a compile or a load verified it): hints
+    /// that let a load replay the compile's case split without searching (see
+    /// `aot::retrace`). Not part of equality: they say how it was verified, not what it is.
+    pub verify_points: Option<Vec<Vec<i64>>>,
     symbols: Vec<String>,
     compiled: CompiledGuards,
     /// All values' integers, flattened (see [`flatten`]); `None` for an error
@@ -298,6 +303,7 @@ impl ProgramSpecialization {
             compiled,
             plans,
             fusion,
+            verify_points: None,
             program,
             planned,
             skeleton: skel,

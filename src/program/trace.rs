@@ -495,14 +495,20 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
     let mut asked: Vec<(BoolExpr, usize)> = Vec::new();
     let zero = |s: &Symbol| zeros.contains(s).then(|| Expr::constant(0));
     let lift = |e: &Expr| -> Result<SymInt> {
-        Ok(SymInt::from_expr(
-            if zeros.is_empty() {
-                e.clone()
-            } else {
-                e.substitute(&zero)
-            },
-            &env,
-        ))
+        let e = if zeros.is_empty() {
+            e.clone()
+        } else {
+            e.substitute(&zero)
+        };
+        // An expression of the program that overflows at the trace point (`n**30` at
+        // `n = 5`) fails the concrete run there; the trace fails the same way (an overflow
+        // is no error specialization: no guard describes where it happens) instead of
+        // going on with a value that has no hint, which gave an error specialization
+        // whose own trace point fails otherwise: an artifact its loader rejected.
+        if let Err(err @ Error::Overflow { .. }) = e.eval(&env.hints()) {
+            return Err(err);
+        }
+        Ok(SymInt::from_expr(e, &env))
     };
     let traced = run_steps_planned(p, &lift, |k| {
         for g in env.guards() {
