@@ -42,39 +42,11 @@ pub struct BroadcastCase {
     pub expect: Expect,
 }
 
-/// The operation of an elementwise case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ElementwiseOp {
-    /// `neg(a)`: unary.
-    Neg,
-    /// `add(a, b)`: binary.
-    Add,
-    /// `addcmul(a, b, c)`: ternary.
-    Addcmul,
-}
-
-impl ElementwiseOp {
-    /// The op's row of the op table.
-    pub fn op(self) -> crate::op::Op {
-        match self {
-            ElementwiseOp::Neg => crate::op::Op::Neg,
-            ElementwiseOp::Add => crate::op::Op::Add,
-            ElementwiseOp::Addcmul => crate::op::Op::Addcmul,
-        }
-    }
-
-    /// Number of inputs the op takes (from the op table).
-    pub fn arity(self) -> usize {
-        self.op().arity()
-    }
-}
-
 /// An `elementwise` case: the output TensorIterator allocates for an op on strided inputs.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ElementwiseCase {
     /// The op.
-    pub op: ElementwiseOp,
+    pub op: crate::op::Op,
     /// Its inputs, in argument order.
     pub inputs: Vec<TensorLayout>,
     /// `{"sizes": [...], "strides": [...]}` or `{"error": "broadcast"}`.

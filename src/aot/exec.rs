@@ -210,12 +210,8 @@ pub fn verify(op: Op, inputs: &[&Tensor<f32>], output: &Tensor<f32>) -> Result<u
             .collect();
         let want = f32::from_scalar((op.def().reference)(&args));
         let got = out[count];
-        // Exact for the ops that round once (neg, abs, relu, add, ..., sqrt); a few ulps
-        // for addcmul (two roundings in f32) and the transcendental exp and sigmoid.
-        let tol = match op {
-            Op::Addcmul | Op::Exp | Op::Sigmoid => 1e-6 * (1.0 + want.abs()),
-            _ => 0.0,
-        };
+        // The registry's tolerance: exact for the ops that round once.
+        let tol = (op.def().tolerance * (1.0 + want.abs() as f64)) as f32;
         let ok = (got.is_nan() && want.is_nan()) || (got - want).abs() <= tol;
         if !ok {
             return Err(Error::invalid(format!(

@@ -1,7 +1,7 @@
 //! An op call through the TensorIterator build: dtypes, checks, given outputs, the plan.
 //! Written once over [`Int`], so the symbolic trace and the eager call decide alike.
 
-use super::table::{check_where_condition, Op, Promotion};
+use super::registry::{check_where_condition, Op, Promotion};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::int::Int;

@@ -11,7 +11,7 @@
 
 use super::call::{plan_op, Arg, Dest, OpPlan};
 use super::kernels;
-use super::table::Op;
+use super::registry::Op;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::iter::TensorSpec;

@@ -7,13 +7,12 @@
 //! `maximum`, `minimum` and `clamp`. `bool` arithmetic is PyTorch's: `add`/`maximum` are or,
 //! `mul`/`minimum` are and.
 
-use super::table::Op;
+use super::registry::{elementwise_ops, Op};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::iter::Plan;
 use crate::kernel::{
-    execute_map1, execute_map2, execute_map3, Abs, Add, Addcmul, Div, ExecConfig, Exp, Map1, Map2,
-    Map3, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt, Sub, Where,
+    execute_map1, execute_map2, execute_map3, Addcmul, ExecConfig, Map1, Map2, Map3, Where,
 };
 use crate::tensor::{Element, NumElement, Tensor};
 
@@ -224,63 +223,76 @@ macro_rules! any {
 /// The dtype a kernel writes: `bool` for comparisons and logical ops, else the computation
 /// dtype.
 pub(super) fn kernel_out_dtype(op: Op, compute: DType) -> DType {
-    use super::table::Promotion::*;
+    use super::registry::Promotion::*;
     match op.def().promotion {
         Comparison | LogicalNot => DType::Bool,
         _ => compute,
     }
 }
 
-/// Runs `op`'s kernel over `plan` (operands `[out, inputs...]`), every input already in the
-/// computation dtype `d` (a `where` condition in `bool`) and `out` in
-/// [`kernel_out_dtype`].
-pub(super) fn run(
-    op: Op,
-    d: DType,
-    plan: &Plan<i64>,
-    out: &AnyTensor,
-    x: &[AnyTensor],
-    cfg: &ExecConfig,
-) -> Result<()> {
-    match op {
-        Op::Neg => numeric!(d, op, |T| run1::<T, T, _>(plan, out, x, &Neg, cfg)),
-        Op::Abs => numeric!(d, op, |T| run1::<T, T, _>(plan, out, x, &Abs, cfg)),
-        Op::Relu => numeric!(d, op, |T| run1::<T, T, _>(plan, out, x, &Relu, cfg)),
-        Op::Exp => floating!(d, op, |T| run1::<T, T, _>(plan, out, x, &Exp, cfg)),
-        Op::Sqrt => floating!(d, op, |T| run1::<T, T, _>(plan, out, x, &Sqrt, cfg)),
-        Op::Sigmoid => floating!(d, op, |T| run1::<T, T, _>(plan, out, x, &Sigmoid, cfg)),
-        Op::LogicalNot => any!(d, |T| run1::<T, bool, _>(plan, out, x, &LogicalNotF, cfg)),
-        Op::Add if d == DType::Bool => {
-            run2::<bool, bool, _>(plan, out, x, &|a: bool, b: bool| a | b, cfg)
+/// One kernel family of the registry: how an op's element function runs on each dtype.
+macro_rules! kernel_family {
+    (numeric1($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        numeric!($d, $op, |T| run1::<T, T, _>($plan, $out, $x, &$F, $cfg))
+    };
+    (float1($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        floating!($d, $op, |T| run1::<T, T, _>($plan, $out, $x, &$F, $cfg))
+    };
+    (any1_to_bool($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        any!($d, |T| run1::<T, bool, _>($plan, $out, $x, &$F, $cfg))
+    };
+    (numeric2($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        numeric!($d, $op, |T| run2::<T, T, _>($plan, $out, $x, &$F, $cfg))
+    };
+    (numeric2_bool($F:expr, |$a:ident, $b:ident| $e:expr), $op:expr, $d:expr, $plan:expr,
+     $out:expr, $x:expr, $cfg:expr) => {
+        if $d == DType::Bool {
+            run2::<bool, bool, _>($plan, $out, $x, &|$a: bool, $b: bool| $e, $cfg)
+        } else {
+            numeric!($d, $op, |T| run2::<T, T, _>($plan, $out, $x, &$F, $cfg))
         }
-        Op::Add => numeric!(d, op, |T| run2::<T, T, _>(plan, out, x, &Add, cfg)),
-        Op::Sub => numeric!(d, op, |T| run2::<T, T, _>(plan, out, x, &Sub, cfg)),
-        Op::Mul if d == DType::Bool => {
-            run2::<bool, bool, _>(plan, out, x, &|a: bool, b: bool| a & b, cfg)
-        }
-        Op::Mul => numeric!(d, op, |T| run2::<T, T, _>(plan, out, x, &Mul, cfg)),
-        Op::Div => floating!(d, op, |T| run2::<T, T, _>(plan, out, x, &Div, cfg)),
-        Op::Maximum if d == DType::Bool => {
-            run2::<bool, bool, _>(plan, out, x, &|a: bool, b: bool| a | b, cfg)
-        }
-        Op::Maximum => numeric!(d, op, |T| run2::<T, T, _>(plan, out, x, &Maximum, cfg)),
-        Op::Minimum if d == DType::Bool => {
-            run2::<bool, bool, _>(plan, out, x, &|a: bool, b: bool| a & b, cfg)
-        }
-        Op::Minimum => numeric!(d, op, |T| run2::<T, T, _>(plan, out, x, &Minimum, cfg)),
-        Op::Eq => any!(d, |T| run2::<T, bool, _>(plan, out, x, &EqF, cfg)),
-        Op::Ne => any!(d, |T| run2::<T, bool, _>(plan, out, x, &NeF, cfg)),
-        Op::Lt => any!(d, |T| run2::<T, bool, _>(plan, out, x, &LtF, cfg)),
-        Op::Le => any!(d, |T| run2::<T, bool, _>(plan, out, x, &LeF, cfg)),
-        Op::Gt => any!(d, |T| run2::<T, bool, _>(plan, out, x, &GtF, cfg)),
-        Op::Ge => any!(d, |T| run2::<T, bool, _>(plan, out, x, &GeF, cfg)),
-        Op::LogicalAnd => any!(d, |T| run2::<T, bool, _>(plan, out, x, &LogicalAndF, cfg)),
-        Op::LogicalOr => any!(d, |T| run2::<T, bool, _>(plan, out, x, &LogicalOrF, cfg)),
-        Op::Addcmul => numeric!(d, op, |T| {
+    };
+    (float2($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        floating!($d, $op, |T| run2::<T, T, _>($plan, $out, $x, &$F, $cfg))
+    };
+    (any2_to_bool($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        any!($d, |T| run2::<T, bool, _>($plan, $out, $x, &$F, $cfg))
+    };
+    (numeric3($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        numeric!($d, $op, |T| run3::<T, T, _>($plan, $out, $x, &$F, $cfg))
+    };
+    (addcmul(), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        numeric!($d, $op, |T| {
             let one = <T as NumElement>::ONE;
-            run3::<T, T, _>(plan, out, x, &Addcmul(one), cfg)
-        }),
-        Op::Clamp => numeric!(d, op, |T| run3::<T, T, _>(plan, out, x, &ClampF, cfg)),
-        Op::Where => any!(d, |T| run3::<bool, T, _>(plan, out, x, &Where, cfg)),
-    }
+            run3::<T, T, _>($plan, $out, $x, &Addcmul(one), $cfg)
+        })
+    };
+    (where_(), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        any!($d, |T| run3::<bool, T, _>($plan, $out, $x, &Where, $cfg))
+    };
 }
+
+/// Expands the registry into [`run`]: one arm per op, its kernel family's dispatch.
+macro_rules! define_run {
+    ($( $op:ident : $name:literal / $arity:literal, $prom:ident, scalars [$($sc:literal),*],
+        inplace $ip:literal, out $out:literal, bool_kernel $bk:literal,
+        check $check:ident, reference $refn:ident, kernel $kf:ident ($($ka:tt)*),
+        fused $ff:ident $(($($fa:tt)*))? $(, tolerance $tol:literal)? ; )*) => {
+        /// Runs `op`'s kernel over `plan` (operands `[out, inputs...]`), every input already in
+        /// the computation dtype `d` (a `where` condition in `bool`) and `out` in
+        /// [`kernel_out_dtype`].
+        pub(super) fn run(
+            op: Op,
+            d: DType,
+            plan: &Plan<i64>,
+            out: &AnyTensor,
+            x: &[AnyTensor],
+            cfg: &ExecConfig,
+        ) -> Result<()> {
+            match op {
+                $(Op::$op => kernel_family!($kf($($ka)*), op, d, plan, out, x, cfg),)*
+            }
+        }
+    };
+}
+elementwise_ops!(define_run);

@@ -34,10 +34,11 @@ mod call;
 mod exec;
 mod kernels;
 mod reference;
-mod table;
+mod registry;
 
 pub use call::{plan_op, scalar_dtype, Arg, Dest, OpPlan};
 pub use exec::{call, run_kernel_f32, AnyElement, AnyTensor, Input, Output};
 pub(crate) use exec::{call_into, call_planned, each, with_dtype};
 pub use reference::narrow;
-pub use table::{Op, OpDef, Promotion, TABLE};
+pub(crate) use registry::elementwise_ops;
+pub use registry::{Op, OpDef, Promotion, TABLE};

@@ -44,8 +44,7 @@
 
 use super::fuse::{Compiled, Src};
 use crate::kernel::{
-    fold_run, store_fence, stream_copy, stream_output, Abs, Add, Cascade, Div, ExecConfig, Exp,
-    Map1, Map2, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Simd, Sqrt, Sub,
+    fold_run, store_fence, stream_copy, stream_output, Cascade, ExecConfig, Map1, Map2, Simd,
 };
 use crate::op::{AnyElement, AnyTensor, Op};
 use crate::reduce::{Amax, Amin, Mean, Prod, ReduceElement, Reducer, ReductionOp, Sum};
@@ -142,30 +141,46 @@ fn bin<T: Copy>(o: &mut [T], a: Opnd<'_, T>, b: Opnd<'_, T>, f: impl Fn(T, T) ->
     }
 }
 
-#[inline(always)]
-pub(super) fn eval<T: FloatElement>(op: Op, o: &mut [T], a: &[Opnd<'_, T>]) -> Result<()> {
-    match (op, a) {
-        (Op::Neg, [x]) => un(o, *x, |v| Neg.call(v)),
-        (Op::Abs, [x]) => un(o, *x, |v| Abs.call(v)),
-        (Op::Relu, [x]) => un(o, *x, |v| Relu.call(v)),
-        (Op::Exp, [x]) => un(o, *x, |v| Exp.call(v)),
-        (Op::Sqrt, [x]) => un(o, *x, |v| Sqrt.call(v)),
-        (Op::Sigmoid, [x]) => un(o, *x, |v| Sigmoid.call(v)),
-        (Op::Add, [x, y]) => bin(o, *x, *y, |u, v| Add.call(u, v)),
-        (Op::Sub, [x, y]) => bin(o, *x, *y, |u, v| Sub.call(u, v)),
-        (Op::Mul, [x, y]) => bin(o, *x, *y, |u, v| Mul.call(u, v)),
-        (Op::Div, [x, y]) => bin(o, *x, *y, |u, v| Div.call(u, v)),
-        (Op::Maximum, [x, y]) => bin(o, *x, *y, |u, v| Maximum.call(u, v)),
-        (Op::Minimum, [x, y]) => bin(o, *x, *y, |u, v| Minimum.call(u, v)),
-        (op, a) => {
-            return Err(Error::invalid(format!(
-                "internal: {op} with {} operands in a fused chain",
-                a.len()
-            )))
+/// One fused form of the registry: how a fusable op's element function runs on a block.
+macro_rules! fused_form {
+    (none, $op:expr, $o:expr, $a:expr) => {
+        return Err(Error::invalid(format!("internal: {} is not fusable", $op)))
+    };
+    (un($F:expr), $op:expr, $o:expr, $a:expr) => {
+        match $a {
+            [x] => un($o, *x, |v| $F.call(v)),
+            _ => return Err(arity_error($op, $a.len())),
         }
-    }
-    Ok(())
+    };
+    (bin($F:expr), $op:expr, $o:expr, $a:expr) => {
+        match $a {
+            [x, y] => bin($o, *x, *y, |u, v| $F.call(u, v)),
+            _ => return Err(arity_error($op, $a.len())),
+        }
+    };
 }
+
+fn arity_error(op: Op, n: usize) -> Error {
+    Error::invalid(format!("internal: {op} with {n} operands in a fused chain"))
+}
+
+/// Expands the registry into [`eval`]: one arm per op, its fused form.
+macro_rules! define_eval {
+    ($( $op:ident : $name:literal / $arity:literal, $prom:ident, scalars [$($sc:literal),*],
+        inplace $ip:literal, out $out:literal, bool_kernel $bk:literal,
+        check $check:ident, reference $refn:ident, kernel $kf:ident ($($ka:tt)*),
+        fused $ff:ident $(($($fa:tt)*))? $(, tolerance $tol:literal)? ; )*) => {
+        /// Evaluates one fusable op over a block: `o[i] = op(a[0][i], ...)`.
+        #[inline(always)]
+        pub(super) fn eval<T: FloatElement>(op: Op, o: &mut [T], a: &[Opnd<'_, T>]) -> Result<()> {
+            match op {
+                $(Op::$op => fused_form!($ff $(($($fa)*))?, op, o, a),)*
+            }
+            Ok(())
+        }
+    };
+}
+crate::op::elementwise_ops!(define_eval);
 
 /// The iteration: dims in the first output's memory order, coalesced; per operand (outputs
 /// first, then the leaves) element strides; the innermost dim last.
@@ -606,7 +621,7 @@ where
     T: FloatElement + AnyElement + ReduceElement<Wide = T>,
 {
     for (op, args) in &c.code {
-        if args.len() != op.def().arity || !super::fuse::FUSABLE.contains(op) {
+        if args.len() != op.def().arity || !op.def().fusable {
             return Err(Error::invalid(format!("internal: {op} in a fused chain")));
         }
     }

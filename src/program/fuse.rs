@@ -221,21 +221,6 @@ impl std::fmt::Display for FusionPlan {
     }
 }
 
-pub(super) const FUSABLE: [Op; 12] = [
-    Op::Add,
-    Op::Sub,
-    Op::Mul,
-    Op::Div,
-    Op::Maximum,
-    Op::Minimum,
-    Op::Neg,
-    Op::Abs,
-    Op::Relu,
-    Op::Exp,
-    Op::Sqrt,
-    Op::Sigmoid,
-];
-
 /// Whether step `k` may be a chain member: a fusable op writing a fresh floating value,
 /// every tensor operand of that dtype, every number a float or an integer.
 pub(super) fn fusable<I>(p: &Program, values: &[Value<I>], k: usize) -> bool {
@@ -243,7 +228,7 @@ pub(super) fn fusable<I>(p: &Program, values: &[Value<I>], k: usize) -> bool {
     let me = p.inputs.len() + k;
     let StepOp::Op(op) = st.op else { return false };
     let v = &values[me];
-    FUSABLE.contains(&op)
+    op.def().fusable
         && v.storage == me
         && matches!(v.dtype, DType::F32 | DType::F64)
         && st.args.iter().all(|a| match a {

@@ -40,7 +40,7 @@
 //! for AVX2 (chosen at run time under `Simd::Auto`), as the block evaluator is.
 
 use super::blocks::{bcast_strides, eval, store, typed, use_avx2, Opnd, Ptrs, RowCursor, Walk};
-use super::fuse::{aliased, fusable, readers, FusedChain, FUSABLE, FUSABLE_REDUCTIONS};
+use super::fuse::{aliased, fusable, readers, FusedChain, FUSABLE_REDUCTIONS};
 use super::spec::{Program, StepArg, StepOp};
 use super::trace::Value;
 use crate::kernel::{fold_run, store_fence, stream_output, Cascade, ExecConfig, Simd, LEAF};
@@ -262,7 +262,7 @@ pub(crate) fn compile_rows(
         let st = &p.steps[k];
         instrs.push(match st.op {
             StepOp::Op(op) => {
-                if !FUSABLE.contains(&op) || st.args.len() != op.def().arity {
+                if !op.def().fusable || st.args.len() != op.def().arity {
                     return Err(bad(&format!("{op}")));
                 }
                 let args = st.args.iter().map(&mut src).collect::<Result<_>>()?;
