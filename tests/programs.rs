@@ -654,7 +654,12 @@ fn dispatched_fused_equals_step_by_step(
     };
     let (fused, plain) = (run(Fuse::Chains)?, run(Fuse::StepByStep)?);
     let spec = d
-        .specialization(fused.dispatched.specialization)
+        .specialization(
+            fused
+                .dispatched
+                .ok_or("inputs of the program's layouts were not dispatched")?
+                .specialization,
+        )
         .ok_or("no specialization")?;
     if fused.fusion != spec.fusion || !plain.fusion.chains.is_empty() {
         return Err(format!(

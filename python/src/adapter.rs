@@ -10,24 +10,24 @@
 //! * checking a binding: [`ProgramArtifact::check`] (the admitting specialization or the
 //!   closest one's first failing guard); for a binding none admits, the layouts (or the
 //!   error) come from [`concrete`], the same generic code at `i64`;
-//! * running: [`ProgramDispatcher::run_with`] over the artifact (guards checked in order,
+//! * running: [`ProgramDispatcher::run_opts`] over the artifact (guards checked in order,
 //!   the first admitting specialization's layouts and kernel plans instantiated, a miss
 //!   re-traced and cached; its fused chains one pass each unless `fuse` is off; views
 //!   alias, ops/reductions/copies through the vectorized kernels, dead intermediates
 //!   reused). Inputs whose strides are not the spec's layouts at the binding (which no
-//!   specialization describes) are planned for the strides they have ([`concrete`] on the
-//!   program with those strides, fused as [`plan_fusion`] decides there) and run with
-//!   [`run_program_with`], so any non-negative strides run.
+//!   specialization describes) run from a plan for the strides they have, which the
+//!   dispatcher caches by those layouts and counts (`layout_hits`, `layout_misses`), so
+//!   any non-negative strides run; an empty input is the spec's layout whatever its
+//!   strides (numpy 2 gives empty arrays zero strides).
 
 use serde_json::Value as Json;
 use std::ptr::NonNull;
 use symstride::kernel::ExecConfig;
 use symstride::op::AnyTensor;
 use symstride::program::{
-    concrete, input_layouts, plan_fusion, run_program_with, Fuse, FusionPlan, InputStrides,
-    Program, ProgramArtifact, ProgramDispatcher, RunOptions, Value,
+    concrete, Fuse, FusionPlan, Program, ProgramArtifact, ProgramDispatcher, Value,
 };
-use symstride::sym::{Bindings, Expr, Guard};
+use symstride::sym::{Bindings, Guard};
 use symstride::tensor::{Element, Storage, Tensor};
 use symstride::{Error, Result};
 
@@ -97,19 +97,11 @@ impl Compiled {
         self.dispatcher.stats()
     }
 
-    /// Symbol values in program order; every symbol bound, none negative.
+    /// Symbol values in program order ([`Program::values_from_pairs`]: every symbol
+    /// bound, no name that is not a symbol, none negative; the CLI's messages).
     fn values_of(&self, b: &Bindings) -> Result<Vec<i64>> {
-        self.program
-            .symbols
-            .iter()
-            .map(|s| match b.get(s) {
-                Some(v) if v < 0 => Err(Error::symbol(format!(
-                    "binding `{s}` = {v}: sizes are non-negative"
-                ))),
-                Some(v) => Ok(v),
-                None => Err(Error::symbol(format!("no value for symbol `{s}`"))),
-            })
-            .collect()
+        let pairs: Vec<(&str, i64)> = b.iter().collect();
+        self.program.values_from_pairs(&pairs)
     }
 
     /// Which specialization admits `b` and the layouts at `b` (its instantiation, or the
@@ -133,10 +125,12 @@ impl Compiled {
         })
     }
 
-    /// Runs the program on `inputs` (bound to `b`): through the dispatcher when their
-    /// strides are the spec's layouts, else planned for the strides they have (see the
-    /// module docs). With `retrace == false`, a binding no specialization admits (or inputs
-    /// in another layout than the spec's) is `Ok(None)`, and nothing runs.
+    /// Runs the program on `inputs` (bound to `b`) through the dispatcher
+    /// ([`ProgramDispatcher::run_opts`]): a specialization when their strides are the
+    /// spec's layouts (an empty input's strides are not compared), else the plan for the
+    /// layouts they have (cached by those layouts). With `retrace == false`, a binding no
+    /// specialization admits (or inputs in another layout than the spec's) is `Ok(None)`,
+    /// and nothing runs.
     pub fn run(
         &self,
         b: &Bindings,
@@ -145,46 +139,16 @@ impl Compiled {
         fuse: bool,
         cfg: &ExecConfig,
     ) -> Result<Option<Ran>> {
-        let vals = self.values_of(b)?;
-        let expected = input_layouts(&self.program, &vals)?;
-        if expected
-            .iter()
-            .zip(&inputs)
-            .all(|((_, e), t)| e == t.strides())
-        {
-            if !retrace && self.dispatcher.lookup(&vals)?.is_none() {
-                return Ok(None);
-            }
-            let r = self.dispatcher.run_with(
-                inputs,
-                cfg,
-                if fuse { Fuse::Chains } else { Fuse::StepByStep },
-            )?;
-            return Ok(Some(Ran {
+        // The binding's messages first (unknown or negative values).
+        self.values_of(b)?;
+        let fuse = if fuse { Fuse::Chains } else { Fuse::StepByStep };
+        Ok(self
+            .dispatcher
+            .run_opts(inputs, cfg, fuse, retrace)?
+            .map(|r| Ran {
                 outputs: r.outputs,
                 values: r.values,
-            }));
-        }
-        if !retrace {
-            return Ok(None);
-        }
-        let mut p = self.program.clone();
-        for (input, t) in p.inputs.iter_mut().zip(&inputs) {
-            input.strides =
-                InputStrides::Exprs(t.strides().iter().map(|&v| Expr::constant(v)).collect());
-        }
-        let values = concrete(&p, b)?;
-        let fusion = if fuse {
-            plan_fusion(&p, &values)
-        } else {
-            FusionPlan::default()
-        };
-        let options = RunOptions {
-            plans: None,
-            fusion: Some(&fusion),
-        };
-        let (outputs, _) = run_program_with(&p, &values, inputs, &options, cfg)?;
-        Ok(Some(Ran { outputs, values }))
+            }))
     }
 
     /// The fusion plan of specialization `k` (empty for an error specialization).

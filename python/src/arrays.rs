@@ -113,7 +113,7 @@ pub fn to_tensor(a: &Bound<'_, PyUntypedArray>, name: &str) -> PyResult<AnyTenso
     };
     if dtype == DType::Bool && len > 0 {
         // A bool must be 0 or 1 in memory; numpy can hold other bytes (views of uint8).
-        let ok = bool_bytes_valid(data, &sizes, &strides);
+        let ok = bool_bytes_valid(data, len, &sizes, &strides);
         if !ok {
             return Err(bad("a bool array holds bytes other than 0 and 1".into()));
         }
@@ -144,29 +144,112 @@ pub fn to_tensor(a: &Bound<'_, PyUntypedArray>, name: &str) -> PyResult<AnyTenso
     })
 }
 
-/// Every addressed byte of a bool layout is 0 or 1.
-fn bool_bytes_valid(data: *const u8, sizes: &[i64], strides: &[i64]) -> bool {
-    let mut idx = vec![0i64; sizes.len()];
-    loop {
-        let off: i64 = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
-        // SAFETY: `off` is inside the layout's extent, which the caller computed from a
-        // valid numpy array.
-        if unsafe { *data.add(off as usize) } > 1 {
-            return false;
-        }
-        let mut d = sizes.len();
-        loop {
-            if d == 0 {
-                return true;
-            }
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < sizes[d] {
-                break;
-            }
-            idx[d] = 0;
+/// Every byte a bool layout addresses is 0 or 1, reading each distinct byte of memory a
+/// bounded number of times (never once per logical element: a broadcast view of one byte
+/// to `2**40` elements is one read).
+///
+/// Dims that do not move through memory (size 1 or stride 0) are dropped, the rest are
+/// sorted by stride and merged where one continues the other (`s_outer == s_inner *
+/// n_inner`), so a dense array is one run of bytes. Dims that do not overlap address
+/// distinct bytes, at most the extent `len`: when the remaining dims address at most `len`
+/// elements they are walked. More than `len` means they overlap (`as_strided` views); then
+/// the addressed bytes are marked in a bitmap of the extent (one sweep per dim) and each
+/// marked byte is read once.
+fn bool_bytes_valid(data: *const u8, len: usize, sizes: &[i64], strides: &[i64]) -> bool {
+    // SAFETY: the caller guarantees `data` is valid for reads of `len` bytes (the layout's
+    // extent, every addressed offset is below it).
+    let mem = unsafe { std::slice::from_raw_parts(data, len) };
+    let dims = moving_dims(sizes, strides);
+    let logical = dims
+        .iter()
+        .try_fold(1usize, |acc, &(n, _)| acc.checked_mul(n));
+    match logical {
+        Some(l) if l <= len => walk_valid(mem, &dims),
+        _ => bitmap_valid(mem, &dims),
+    }
+}
+
+/// `(size, stride)` of the dims that step through memory (size > 1, stride > 0), sorted by
+/// stride, adjacent ones merged where the outer continues the inner.
+fn moving_dims(sizes: &[i64], strides: &[i64]) -> Vec<(usize, usize)> {
+    let mut dims: Vec<(usize, usize)> = sizes
+        .iter()
+        .zip(strides)
+        .filter(|&(&n, &s)| n > 1 && s > 0)
+        .map(|(&n, &s)| (n as usize, s as usize))
+        .collect();
+    dims.sort_by_key(|&(n, s)| (s, n));
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(dims.len());
+    for (n, s) in dims {
+        match merged.last_mut() {
+            // `inner_n * inner_s` is at most the extent (both are a dim of the layout).
+            Some((inner_n, inner_s)) if *inner_n * *inner_s == s => *inner_n *= n,
+            _ => merged.push((n, s)),
         }
     }
+    merged
+}
+
+/// Walks every addressed offset (dims innermost first), the innermost dim as a strided run.
+fn walk_valid(mem: &[u8], dims: &[(usize, usize)]) -> bool {
+    let Some((&(n0, s0), outer)) = dims.split_first() else {
+        return mem[0] <= 1;
+    };
+    let mut idx = vec![0usize; outer.len()];
+    let mut base = 0usize;
+    loop {
+        let ok = if s0 == 1 {
+            mem[base..base + n0].iter().all(|&b| b <= 1)
+        } else {
+            mem[base..].iter().step_by(s0).take(n0).all(|&b| b <= 1)
+        };
+        if !ok {
+            return false;
+        }
+        let mut d = 0;
+        loop {
+            if d == outer.len() {
+                return true;
+            }
+            idx[d] += 1;
+            base += outer[d].1;
+            if idx[d] < outer[d].0 {
+                break;
+            }
+            base -= outer[d].0 * outer[d].1;
+            idx[d] = 0;
+            d += 1;
+        }
+    }
+}
+
+/// Overlapping dims: marks the addressed offsets in a bitmap of the extent, one sweep per
+/// dim (offset `x` is addressed after a dim `(n, s)` iff some `x - i*s`, `i < n`, was
+/// before it: the last marked offset of `x`'s residue class mod `s` is within `(n-1)*s`),
+/// then reads each marked byte once.
+fn bitmap_valid(mem: &[u8], dims: &[(usize, usize)]) -> bool {
+    let len = mem.len();
+    let mut marked = vec![false; len];
+    marked[0] = true;
+    let mut last: Vec<usize> = Vec::new();
+    for &(n, s) in dims {
+        let reach = (n - 1) * s;
+        // last[r]: the latest offset of residue class r marked before the sweep, + 1 (0: none).
+        last.clear();
+        last.resize(s.min(len), 0);
+        for x in 0..len {
+            let r = x % s;
+            if r >= last.len() {
+                continue;
+            }
+            if marked[x] {
+                last[r] = x + 1;
+            } else if last[r] > 0 && x - (last[r] - 1) <= reach {
+                marked[x] = true;
+            }
+        }
+    }
+    mem.iter().zip(&marked).all(|(&b, &m)| !m || b <= 1)
 }
 
 fn to_array_typed<'py, T: Element + NpElement>(

@@ -150,7 +150,7 @@ fn bind_inputs(c: &Compiled, arrays: &[Bound<'_, PyUntypedArray>]) -> PyResult<B
 
 impl PyArtifact {
     /// The error for a specialization index out of range.
-    fn no_specialization(&self, k: usize) -> PyErr {
+    fn no_specialization(&self, k: i64) -> PyErr {
         raise(
             "DimIndexError",
             format!(
@@ -158,6 +158,15 @@ impl PyArtifact {
                 self.inner.num_specializations()
             ),
         )
+    }
+
+    /// A specialization index from Python: `0 <= k < num_specializations`, else
+    /// `DimIndexError` (an `IndexError`), negative or not.
+    fn specialization_index(&self, k: i64) -> PyResult<usize> {
+        usize::try_from(k)
+            .ok()
+            .filter(|&i| i < self.inner.num_specializations())
+            .ok_or_else(|| self.no_specialization(k))
     }
 
     /// The arrays in the program's input order; unknown or missing names are errors.
@@ -316,7 +325,10 @@ impl PyArtifact {
     }
 
     /// The run-time dispatcher's counters: `{"hits", "misses", "retraces",
-    /// "specializations"}` (a binding no specialization admits is traced and cached).
+    /// "specializations"}` (a binding no specialization admits is traced and cached), and
+    /// for inputs whose strides are not the spec's layouts `{"layout_hits",
+    /// "layout_misses", "layout_plans"}` (runs served by a cached plan for their layouts,
+    /// runs planned for the call, plans cached).
     #[getter]
     fn dispatch_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.stats();
@@ -325,16 +337,20 @@ impl PyArtifact {
         d.set_item("misses", s.misses)?;
         d.set_item("retraces", s.retraces)?;
         d.set_item("specializations", s.specializations)?;
+        d.set_item("layout_hits", s.layout_hits)?;
+        d.set_item("layout_misses", s.layout_misses)?;
+        d.set_item("layout_plans", s.layout_plans)?;
         Ok(d)
     }
 
     /// The guards of a specialization (default: the first), each with the reason naming
     /// the program step that recorded it.
     #[pyo3(signature = (specialization=0))]
-    fn guards(&self, specialization: usize) -> PyResult<Vec<PyGuard>> {
+    fn guards(&self, specialization: i64) -> PyResult<Vec<PyGuard>> {
+        let k = self.specialization_index(specialization)?;
         let s = self
             .inner
-            .guards(specialization)
+            .guards(k)
             .ok_or_else(|| self.no_specialization(specialization))?;
         Ok(s.iter().cloned().map(PyGuard).collect())
     }
@@ -402,9 +418,10 @@ impl PyArtifact {
     /// and broadcasting back, run one row at a time where the rows have 32 to 16384
     /// elements, else as the chains inside them), of specialization `specialization`.
     #[pyo3(signature = (specialization=0))]
-    fn fused(&self, specialization: usize) -> PyResult<Vec<Vec<usize>>> {
+    fn fused(&self, specialization: i64) -> PyResult<Vec<Vec<usize>>> {
+        let k = self.specialization_index(specialization)?;
         self.inner
-            .fusion(specialization)
+            .fusion(k)
             .map(|f| f.step_numbers())
             .ok_or_else(|| self.no_specialization(specialization))
     }

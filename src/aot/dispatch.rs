@@ -211,7 +211,7 @@ impl Binder {
         for (i, ((sizes, strides), inp)) in inputs.iter().zip(&spec.inputs).enumerate() {
             match &inp.strides {
                 StrideSpec::Layout(f) => {
-                    if layout_mismatch(sizes, strides, *f).is_some() {
+                    if layout_differs(sizes, strides, *f).is_some() {
                         return None;
                     }
                 }
@@ -248,8 +248,15 @@ impl Binder {
         }
     }
 
-    #[cold]
-    fn bind_checked(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Result<()> {
+    /// The symbol values `inputs` give (every size, and every stride that is a bare
+    /// symbol; they must agree, and sizes must be the spec's constants), without checking
+    /// that the other strides are the spec's: what a caller plans for inputs in another
+    /// layout binds.
+    pub(crate) fn bind_symbols(
+        &self,
+        inputs: &[(&[i64], &[i64])],
+        values: &mut [i64],
+    ) -> Result<()> {
         let spec = BindSpec {
             symbols: &self.symbols,
             inputs: &self.inputs,
@@ -326,11 +333,17 @@ impl Binder {
                 spec.symbols[j]
             )));
         }
+        Ok(())
+    }
+
+    #[cold]
+    fn bind_checked(&self, inputs: &[(&[i64], &[i64])], values: &mut [i64]) -> Result<()> {
+        self.bind_symbols(inputs, values)?;
         // The layouts must be the spec's at these values.
-        for (i, ((sizes, strides), inp)) in inputs.iter().zip(spec.inputs).enumerate() {
+        for (i, ((sizes, strides), inp)) in inputs.iter().zip(&self.inputs).enumerate() {
             match &inp.strides {
                 StrideSpec::Layout(f) => {
-                    if let Some(d) = layout_mismatch(sizes, strides, *f) {
+                    if let Some(d) = layout_differs(sizes, strides, *f) {
                         return Err(Error::layout(
                             self.labels[i].clone(),
                             format!(
@@ -361,6 +374,27 @@ impl Binder {
         }
         Ok(())
     }
+}
+
+/// First dim where an input's `strides` make it another layout than `format` at `sizes`:
+/// [`layout_mismatch`], except that an empty input (a size 0) with non-negative strides is
+/// `format` whatever its strides.
+///
+/// # Why an empty input's strides are not compared
+/// An empty tensor addresses no memory, so its strides are arbitrary: numpy 2 gives every
+/// empty array zero strides, PyTorch's `is_contiguous` is true for any of them. Requiring
+/// the format's exact strides would send every empty numpy array past the specializations.
+/// Accepting them is sound only with the run taking the input *as* the format's layout:
+/// the instantiated values describe the input with the format's strides, and the program
+/// dispatcher re-strides such an input (no element is read, so any strides address its
+/// memory) before running, so the result is a fresh concrete computation at the
+/// normalized layout. Where PyTorch itself would read an empty input's strides (a view's
+/// strides are computed from them), the result is the normalized input's.
+fn layout_differs(sizes: &[i64], strides: &[i64], format: MemoryFormat) -> Option<usize> {
+    if sizes.contains(&0) && strides.iter().all(|&s| s >= 0) {
+        return None;
+    }
+    layout_mismatch(sizes, strides, format)
 }
 
 /// First dim where `strides` differ from the dense strides of `format` at `sizes` (the
@@ -406,6 +440,14 @@ pub struct DispatchStats {
     pub retraces: u64,
     /// Specializations in the cache.
     pub specializations: usize,
+    /// Program runs of inputs in another layout than the program's served by a cached
+    /// plan for their layouts (always 0 for a single op).
+    pub layout_hits: u64,
+    /// Program runs of inputs in another layout planned for the call (a new plan, cached
+    /// while there is room).
+    pub layout_misses: u64,
+    /// Plans for inputs in other layouts in the cache.
+    pub layout_plans: usize,
 }
 
 /// How one call was served.
@@ -567,6 +609,7 @@ impl Dispatcher {
             misses: self.misses.load(Ordering::Relaxed),
             retraces: self.retraces.load(Ordering::Relaxed),
             specializations: self.read().len(),
+            ..DispatchStats::default()
         }
     }
 
@@ -594,6 +637,72 @@ pub fn empty_plan() -> Plan<i64> {
 mod tests {
     use super::*;
     use crate::layout;
+
+    /// A binder over one `[n, c, 3, w]` input of memory format `f` and a contiguous `[c]`.
+    fn binder(f: MemoryFormat) -> Binder {
+        let input = |sizes: Vec<SizeSpec>, f| InputSpec {
+            sizes,
+            strides: StrideSpec::Layout(f),
+        };
+        Binder::from_parts(
+            vec!["n".into(), "c".into(), "w".into()],
+            vec![
+                input(
+                    vec![
+                        SizeSpec::Sym(0),
+                        SizeSpec::Sym(1),
+                        SizeSpec::Const(3),
+                        SizeSpec::Sym(2),
+                    ],
+                    f,
+                ),
+                input(vec![SizeSpec::Sym(1)], MemoryFormat::Contiguous),
+            ],
+            vec!["input 0".into(), "input 1".into()],
+            "test".into(),
+        )
+        .unwrap()
+    }
+
+    fn bound(b: &Binder, inputs: &[(&[i64], &[i64])]) -> Result<Vec<i64>> {
+        let mut v = vec![UNBOUND; 3];
+        b.bind(inputs, &mut v).map(|()| v)
+    }
+
+    /// An empty input binds whatever its (non-negative) strides, to the values its sizes
+    /// give, on both paths; a non-empty one only with the format's strides; the checked
+    /// path agrees with the fast one.
+    #[test]
+    fn empty_inputs_bind_whatever_their_strides() {
+        let mut rng = crate::testing::Lcg::new(7);
+        for f in [MemoryFormat::Contiguous, MemoryFormat::ChannelsLast] {
+            let b = binder(f);
+            for sizes in [[0i64, 2, 3, 4], [2, 0, 3, 4], [2, 2, 3, 0], [2, 2, 3, 4]] {
+                let c = [sizes[1]];
+                let c_st = [1i64];
+                let own = layout::strides_for_format(&sizes, f).unwrap();
+                let want = vec![sizes[0], sizes[1], sizes[3]];
+                assert_eq!(bound(&b, &[(&sizes, &own), (&c, &c_st)]).unwrap(), want);
+                for _ in 0..20 {
+                    let odd: Vec<i64> = (0..4).map(|_| rng.below(30) as i64).collect();
+                    let inputs = [(&sizes[..], &odd[..]), (&c[..], &c_st[..])];
+                    let mut v = vec![UNBOUND; 3];
+                    let fast = b.bind_fast(&inputs, &mut v) == Some(true);
+                    let checked = b.bind_checked(&inputs, &mut v).is_ok();
+                    assert_eq!(fast, checked, "{sizes:?} {odd:?} {f}");
+                    let empty = sizes.contains(&0);
+                    assert_eq!(checked, empty || odd == own, "{sizes:?} {odd:?} {f}");
+                    if checked {
+                        assert_eq!(v, want);
+                    }
+                }
+                if sizes.contains(&0) {
+                    let neg = [-1i64, 0, 0, 0];
+                    assert!(bound(&b, &[(&sizes, &neg), (&c, &c_st)]).is_err());
+                }
+            }
+        }
+    }
 
     #[test]
     fn layout_check_matches_layout_module() {

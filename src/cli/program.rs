@@ -196,37 +196,10 @@ pub fn describe(a: &ProgramArtifact) -> String {
     s
 }
 
-/// Symbol values (program order) from `name=value` pairs: every symbol once, no unknown
-/// names, sizes non-negative.
+/// Symbol values (program order) from `name=value` pairs ([`Program::values_from_pairs`]:
+/// every symbol once, no unknown names, sizes non-negative).
 pub fn values_from_pairs(p: &Program, pairs: &[(String, i64)]) -> Result<Vec<i64>> {
-    for (k, _) in pairs {
-        if !p.symbols.contains(k) {
-            return Err(Error::symbol(format!(
-                "`{k}` is not a symbol of program {} (symbols: {})",
-                p.name,
-                symbols(p)
-            )));
-        }
-    }
-    p.symbols
-        .iter()
-        .map(|s| {
-            let mut it = pairs.iter().filter(|(k, _)| k == s);
-            let v = it
-                .next()
-                .ok_or_else(|| Error::symbol(format!("no value for symbol `{s}`")))?
-                .1;
-            if it.next().is_some() {
-                return Err(Error::symbol(format!("symbol `{s}` is bound twice")));
-            }
-            if v < 0 {
-                return Err(Error::symbol(format!(
-                    "symbol `{s}` = {v}: sizes are non-negative"
-                )));
-            }
-            Ok(v)
-        })
-        .collect()
+    p.values_from_pairs(pairs)
 }
 
 /// The outputs' `{name: {sizes, strides, dtype}}` of instantiated values.

@@ -134,6 +134,12 @@ impl AnyTensor {
     pub fn typed<T: AnyElement>(&self) -> Option<&Tensor<T>> {
         T::get(self)
     }
+    /// `as_strided(sizes, strides, offset)`: a validated view of the same storage.
+    pub fn as_strided(&self, sizes: &[i64], strides: &[i64], offset: i64) -> Result<AnyTensor> {
+        each!(self, |t| t
+            .as_strided(sizes, strides, offset)
+            .map(AnyTensor::from))
+    }
     /// The element at `index`, widened.
     pub fn get(&self, index: &[i64]) -> Result<Scalar> {
         each!(self, |t| t.get(index).map(|v| v.to_scalar()))

@@ -16,20 +16,56 @@
 //! any lock and appends under the write lock (re-checking first whether a concurrent miss
 //! already added an admitting specialization). Every admitting specialization instantiates
 //! the same layouts (soundness), so concurrent use gives the results of serial use.
+//!
+//! # Inputs in other layouts
+//! [`ProgramDispatcher::run_with`] also runs inputs whose strides are not the program's
+//! (a transposed numpy array for a `contiguous` input): no specialization describes them,
+//! so the program is planned for the strides they have (a concrete trace of the program
+//! with those strides as constants, its kernel plans and fusion plan). Such plans are
+//! cached by the inputs' exact layouts (sizes and strides), up to [`LAYOUT_PLANS_MAX`]
+//! of them, and counted apart from the specializations (`layout_hits`, `layout_misses`,
+//! `layout_plans` in [`DispatchStats`]): a caller repeating one foreign layout plans it
+//! once. An exact key makes a hit sound without guards: the cached plan *is* the fresh
+//! concrete trace for those layouts.
+//!
+//! # Empty inputs
+//! An empty input (a size 0) is the program's layout whatever its strides (numpy 2 gives
+//! every empty array zero strides); the binder accepts it and the run re-strides it to the
+//! layout the specialization describes, see [`crate::aot`]'s binder.
 
 use super::artifact::ProgramArtifact;
+use super::fuse::plan_fusion;
 use super::fuse::FusionPlan;
 use super::run::{run_program_with, RunOptions, RunStats};
 use super::spec::{InputStrides, Program};
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
-use super::trace::{concrete, StepPlans, Value};
+use super::trace::{concrete, concrete_planned, StepPlans, Value};
 use crate::aot::{Binder, Coverage, DispatchStats, Dispatched, InputSpec, SizeSpec, StrideSpec};
 use crate::kernel::ExecConfig;
 use crate::op::AnyTensor;
+use crate::sym::Expr;
 use crate::{Error, Result};
 use smallvec::SmallVec;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
+
+/// The most plans for inputs in other layouts a dispatcher keeps; beyond it, such inputs
+/// are planned on every call (counted as `layout_misses`).
+pub const LAYOUT_PLANS_MAX: usize = 64;
+
+/// Every input's `(sizes, strides)`: the key of a plan for inputs in another layout.
+type LayoutKey = Vec<(Vec<i64>, Vec<i64>)>;
+
+/// A plan for inputs in another layout than the program's: the program with those
+/// strides as constants, and its concrete values, kernel plans and fusion plan there.
+#[derive(Debug)]
+struct LayoutPlan {
+    program: Program,
+    values: Vec<Value<i64>>,
+    plans: StepPlans<i64>,
+    fusion: FusionPlan,
+}
 
 /// Symbol values of one call (program symbol order).
 pub type ProgramValues = SmallVec<[i64; 8]>;
@@ -83,6 +119,9 @@ pub struct ProgramDispatcher {
     hits: AtomicU64,
     misses: AtomicU64,
     retraces: AtomicU64,
+    layout_plans: RwLock<HashMap<LayoutKey, Arc<LayoutPlan>>>,
+    layout_hits: AtomicU64,
+    layout_misses: AtomicU64,
 }
 
 impl ProgramDispatcher {
@@ -96,6 +135,9 @@ impl ProgramDispatcher {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             retraces: AtomicU64::new(0),
+            layout_plans: RwLock::new(HashMap::new()),
+            layout_hits: AtomicU64::new(0),
+            layout_misses: AtomicU64::new(0),
         })
     }
 
@@ -234,12 +276,12 @@ impl ProgramDispatcher {
 
     /// Executes the program on `inputs` (one tensor per input, in order), fused:
     /// [`Self::run_with`] with [`Fuse::Chains`]. Returns the outputs in `program().outputs` order,
-    /// and how the call was served.
+    /// and how the call was served (`None`: planned for inputs in another layout).
     pub fn run(
         &self,
         inputs: Vec<AnyTensor>,
         cfg: &ExecConfig,
-    ) -> Result<(Vec<AnyTensor>, Dispatched)> {
+    ) -> Result<(Vec<AnyTensor>, Option<Dispatched>)> {
         let r = self.run_with(inputs, cfg, Fuse::Chains)?;
         Ok((r.outputs, r.dispatched))
     }
@@ -250,38 +292,138 @@ impl ProgramDispatcher {
     /// ([`run_program_with`]): with [`Fuse::Chains`], the specialization's fused chains one pass each
     /// (its [`FusionPlan`], decided at its trace), every other op and reduction from its
     /// stored plan, without planning again; without, every step from its plan. Views alias
-    /// their base, dead intermediate buffers are reused.
+    /// their base, dead intermediate buffers are reused. Inputs whose strides are not the
+    /// program's run from a plan for their layouts (cached; see the module docs).
     pub fn run_with(
         &self,
         inputs: Vec<AnyTensor>,
         cfg: &ExecConfig,
         fuse: Fuse,
     ) -> Result<ProgramRun> {
+        self.run_opts(inputs, cfg, fuse, true)?.ok_or_else(|| {
+            Error::invalid("internal error: a run allowed to retrace did not run".to_string())
+        })
+    }
+
+    /// [`Self::run_with`]; with `retrace == false`, inputs that no cached specialization
+    /// admits, or whose strides are not the program's (no specialization describes them),
+    /// are `Ok(None)` and nothing is traced, planned or run.
+    pub fn run_opts(
+        &self,
+        inputs: Vec<AnyTensor>,
+        cfg: &ExecConfig,
+        fuse: Fuse,
+        retrace: bool,
+    ) -> Result<Option<ProgramRun>> {
         let fuse = fuse == Fuse::Chains;
+        let layouts: Vec<(&[i64], &[i64])> =
+            inputs.iter().map(|t| (t.sizes(), t.strides())).collect();
+        let mut symbols: ProgramValues = SmallVec::from_elem(-1, self.program.symbols.len());
+        if let Err(e) = self.binder.bind(&layouts, &mut symbols) {
+            // Only a stride that differs from the program's makes another layout; any
+            // other binding error is the caller's.
+            if self.binder.bind_symbols(&layouts, &mut symbols).is_err() {
+                return Err(e);
+            }
+            if !retrace {
+                return Ok(None);
+            }
+            drop(layouts);
+            return self.run_layout_plan(&symbols, inputs, cfg, fuse).map(Some);
+        }
+        drop(layouts);
+        if !retrace && self.lookup(&symbols)?.is_none() {
+            return Ok(None);
+        }
         let mut values = Vec::new();
         let mut plans = Vec::new();
         let mut fusion = FusionPlan::default();
-        let dispatched = {
-            let layouts: Vec<(&[i64], &[i64])> =
-                inputs.iter().map(|t| (t.sizes(), t.strides())).collect();
-            let symbols = self.bind(&layouts)?;
-            self.dispatch_parts(
-                &symbols,
-                &mut values,
-                Some(&mut plans),
-                fuse.then_some(&mut fusion),
-            )?
-        };
+        let dispatched = self.dispatch_parts(
+            &symbols,
+            &mut values,
+            Some(&mut plans),
+            fuse.then_some(&mut fusion),
+        )?;
+        let inputs = normalize_empty_inputs(inputs, &values)?;
         let options = RunOptions {
             plans: Some(&plans),
             fusion: fuse.then_some(&fusion),
         };
         let (outputs, stats) = run_program_with(&self.program, &values, inputs, &options, cfg)?;
-        Ok(ProgramRun {
+        Ok(Some(ProgramRun {
             outputs,
             values,
-            dispatched,
+            dispatched: Some(dispatched),
+            layout_plan_cached: None,
             fusion,
+            stats,
+        }))
+    }
+
+    /// Runs inputs whose strides are not the program's (bound to `symbols`) from the plan
+    /// for their layouts: the cached one, or a concrete trace of the program with those
+    /// strides (cached while fewer than [`LAYOUT_PLANS_MAX`] are).
+    fn run_layout_plan(
+        &self,
+        symbols: &[i64],
+        inputs: Vec<AnyTensor>,
+        cfg: &ExecConfig,
+        fuse: bool,
+    ) -> Result<ProgramRun> {
+        let key: LayoutKey = inputs
+            .iter()
+            .map(|t| (t.sizes().to_vec(), t.strides().to_vec()))
+            .collect();
+        let cached = self
+            .layout_plans
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        let (plan, hit) = match cached {
+            Some(plan) => {
+                self.layout_hits.fetch_add(1, Ordering::Relaxed);
+                (plan, true)
+            }
+            None => {
+                self.layout_misses.fetch_add(1, Ordering::Relaxed);
+                let mut program = self.program.clone();
+                for (input, (_, strides)) in program.inputs.iter_mut().zip(&key) {
+                    input.strides =
+                        InputStrides::Exprs(strides.iter().map(|&v| Expr::constant(v)).collect());
+                }
+                let (values, plans) =
+                    concrete_planned(&program, &bindings_of(&program.symbols, symbols))?;
+                let fusion = plan_fusion(&program, &values);
+                let plan = Arc::new(LayoutPlan {
+                    program,
+                    values,
+                    plans,
+                    fusion,
+                });
+                let mut cache = self.layout_plans.write().unwrap_or_else(|e| e.into_inner());
+                if cache.len() < LAYOUT_PLANS_MAX {
+                    cache.insert(key, plan.clone());
+                }
+                (plan, false)
+            }
+        };
+        let options = RunOptions {
+            plans: Some(&plan.plans),
+            fusion: fuse.then_some(&plan.fusion),
+        };
+        let (outputs, stats) =
+            run_program_with(&plan.program, &plan.values, inputs, &options, cfg)?;
+        Ok(ProgramRun {
+            outputs,
+            values: plan.values.clone(),
+            dispatched: None,
+            layout_plan_cached: Some(hit),
+            fusion: if fuse {
+                plan.fusion.clone()
+            } else {
+                FusionPlan::default()
+            },
             stats,
         })
     }
@@ -293,6 +435,13 @@ impl ProgramDispatcher {
             misses: self.misses.load(Ordering::Relaxed),
             retraces: self.retraces.load(Ordering::Relaxed),
             specializations: self.read().len(),
+            layout_hits: self.layout_hits.load(Ordering::Relaxed),
+            layout_misses: self.layout_misses.load(Ordering::Relaxed),
+            layout_plans: self
+                .layout_plans
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .len(),
         }
     }
 
@@ -329,8 +478,12 @@ pub struct ProgramRun {
     pub outputs: Vec<AnyTensor>,
     /// Every value's layout at this call (inputs, then one per step).
     pub values: Vec<Value<i64>>,
-    /// How the call was served (specialization, re-traced or not).
-    pub dispatched: Dispatched,
+    /// How the call was served (specialization, re-traced or not); `None` when the inputs'
+    /// strides are not the program's and the run used a plan for their layouts.
+    pub dispatched: Option<Dispatched>,
+    /// For a run planned for inputs in another layout: whether the plan was cached
+    /// (`Some(true)`) or made for this call (`Some(false)`); `None` otherwise.
+    pub layout_plan_cached: Option<bool>,
     /// The chains that ran fused (the specialization's plan; empty with
     /// [`Fuse::StepByStep`]).
     pub fusion: FusionPlan,
@@ -355,6 +508,30 @@ pub fn input_layouts(p: &Program, values: &[i64]) -> Result<Vec<(Vec<i64>, Vec<i
                 InputStrides::Exprs(es) => es.iter().map(|e| e.eval(&b)).collect::<Result<_>>()?,
             };
             Ok((sizes, strides))
+        })
+        .collect()
+}
+
+/// `inputs` with every one whose strides differ from its instantiated value's re-strided
+/// to the value's layout (same storage and offset). The binder lets only empty inputs
+/// differ ([`crate::aot`]'s `layout_differs`), which address no memory whatever their
+/// strides, so the re-strided tensor holds the same (no) elements.
+fn normalize_empty_inputs(inputs: Vec<AnyTensor>, values: &[Value<i64>]) -> Result<Vec<AnyTensor>> {
+    inputs
+        .into_iter()
+        .zip(values)
+        .map(|(t, v)| {
+            if t.strides() == v.strides.as_slice() {
+                return Ok(t);
+            }
+            if !t.sizes().contains(&0) {
+                return Err(Error::invalid(format!(
+                    "internal error: a non-empty input of strides {:?} was bound to strides {:?}",
+                    t.strides(),
+                    v.strides
+                )));
+            }
+            t.as_strided(&v.sizes, &v.strides, t.storage_offset())
         })
         .collect()
 }

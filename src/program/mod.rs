@@ -145,7 +145,7 @@ pub use artifact::{AnyArtifact, ProgramArtifact, ProgramCheck, PROGRAM_FORMAT_VE
 pub use cover::{cover_program, program_cover_domain, program_uncovered_region, ProgramCover};
 pub use dispatch::{
     compile_demo_program, input_layouts, Fuse, ProgramDispatch, ProgramDispatcher, ProgramRun,
-    ProgramValues, DEMO_PROGRAM_JSON,
+    ProgramValues, DEMO_PROGRAM_JSON, LAYOUT_PLANS_MAX,
 };
 pub use exec::{execute, execute_within, fill_value, Data, Executed};
 pub use fuse::{

@@ -162,6 +162,45 @@ fn int_expr(v: &Value, symbols: &[String], at: &str) -> Result<Expr> {
 }
 
 impl Program {
+    /// Symbol values (program order) from `name=value` pairs, as the CLI's `check`/`run`
+    /// and Python's `Artifact.check` take them: every symbol exactly once, no name that is
+    /// not a symbol, sizes non-negative.
+    pub fn values_from_pairs<S: AsRef<str>>(&self, pairs: &[(S, i64)]) -> Result<Vec<i64>> {
+        for (k, _) in pairs {
+            let k = k.as_ref();
+            if !self.symbols.iter().any(|s| s == k) {
+                return Err(Error::symbol(format!(
+                    "`{k}` is not a symbol of program {} (symbols: {})",
+                    self.name,
+                    if self.symbols.is_empty() {
+                        "none".to_string()
+                    } else {
+                        self.symbols.join(", ")
+                    }
+                )));
+            }
+        }
+        self.symbols
+            .iter()
+            .map(|s| {
+                let mut it = pairs.iter().filter(|(k, _)| k.as_ref() == s);
+                let v = it
+                    .next()
+                    .ok_or_else(|| Error::symbol(format!("no value for symbol `{s}`")))?
+                    .1;
+                if it.next().is_some() {
+                    return Err(Error::symbol(format!("symbol `{s}` is bound twice")));
+                }
+                if v < 0 {
+                    return Err(Error::symbol(format!(
+                        "symbol `{s}` = {v}: sizes are non-negative"
+                    )));
+                }
+                Ok(v)
+            })
+            .collect()
+    }
+
     /// Parses a program from JSON text.
     pub fn from_json(text: &str) -> Result<Program> {
         let v: Value = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
