@@ -237,15 +237,15 @@ fn bitmap_valid(mem: &[u8], dims: &[(usize, usize)]) -> bool {
         // last[r]: the latest offset of residue class r marked before the sweep, + 1 (0: none).
         last.clear();
         last.resize(s.min(len), 0);
-        for x in 0..len {
+        for (x, m) in marked.iter_mut().enumerate() {
             let r = x % s;
             if r >= last.len() {
                 continue;
             }
-            if marked[x] {
+            if *m {
                 last[r] = x + 1;
             } else if last[r] > 0 && x - (last[r] - 1) <= reach {
-                marked[x] = true;
+                *m = true;
             }
         }
     }
