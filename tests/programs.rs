@@ -81,25 +81,25 @@ const PLAN_BOUND: &[&str] = &["band_diagonals", "cl_crop_flatten_tokens"];
 
 /// Programs whose `--cover` the case split does not prove complete yet: every uncovered
 /// region is empty (e.g. `FloorDiv(t, 2) == FloorDiv(t + 1, 2) && t != 2*FloorDiv(t + 1, 2)
-/// && t >= 3`), which the emptiness prover is being taught to show (issue #39). For these
-/// the cover must still admit every row with PyTorch's answer, checked below; only the
-/// completeness flag is not asserted. Empty the list when the prover lands.
+/// && t >= 3`), which the emptiness test does not show yet (issue #39; four of the nine hard
+/// programs became complete with `sym::linear`). For these the cover must still admit every
+/// row with PyTorch's answer, checked below; only the completeness flag is not asserted.
+/// Remove a name when its cover becomes complete.
 const COVER_AWAITS_EMPTINESS: &[&str] = &[
     "group_norm_groups4_cl",
-    "pool_pairs_lastdim",
-    "unfold_windows_mean",
     "cl_stride3_crop",
     "half_split_heads",
-    "int_window_any",
-    "time_pool_stride2",
     "cl_crop_flatten_tokens",
     "band_diagonals",
 ];
 
-/// Programs whose `--cover` artifact is rejected by the loader (a specialization whose
-/// traced range guard the stored guards imply only through an empty region): being fixed
-/// with the loader's shared decision procedure (issue #39). Empty the list when it lands.
-const COVER_ARTIFACT_AWAITS_LOADER: &[&str] = &["time_pool_stride2"];
+/// Programs whose `--cover` the compile refuses to write: the compile verifies what it would
+/// write with the loader's own procedure, and one specialization's traced range guard is
+/// implied by the stored guards only through a region the emptiness test does not yet show
+/// empty (`time_pool_stride2`: `b == 0`, `t == 2` with `FloorDiv(t + 1, 2) == 1` and
+/// `t == FloorDiv(t + 1, 2)`; issue #39). Every cover that is written must load, for these
+/// too. Empty the list when the emptiness test shows that region empty.
+const COVER_REFUSED_UNVERIFIABLE: &[&str] = &["time_pool_stride2"];
 
 /// Why the single trace `t` rejects binding `b`: its values differ from a fresh concrete
 /// trace (`"layout"`); or they are equal and either its kernel plans differ from the fresh
@@ -228,10 +228,16 @@ fn check_coverage_line(line: &Value) -> Vec<String> {
             p.name, cover.uncovered
         ));
     }
-    let covered = ProgramArtifact::compile_cover(&p, &CoverOptions::default()).unwrap();
-    if let Err(e) = round_trip(&covered, &points) {
-        if !COVER_ARTIFACT_AWAITS_LOADER.contains(&p.name.as_str()) {
-            behind.push(format!("{}: the cover's artifact {e}", p.name));
+    match ProgramArtifact::compile_cover(&p, &CoverOptions::default()) {
+        Ok(covered) => {
+            if let Err(e) = round_trip(&covered, &points) {
+                behind.push(format!("{}: the cover's artifact {e}", p.name));
+            }
+        }
+        Err(e) => {
+            if !COVER_REFUSED_UNVERIFIABLE.contains(&p.name.as_str()) {
+                behind.push(format!("{}: the cover's compile: {e}", p.name));
+            }
         }
     }
     let mut admitted = 0usize;

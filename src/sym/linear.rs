@@ -62,6 +62,21 @@ const MAX_ROWS: usize = 800;
 /// Rounds of bound propagation.
 const BOUND_ROUNDS: usize = 6;
 
+/// Bounds the propagation may tighten to. Past it a tightening is skipped, keeping the looser
+/// bound (always sound): products of tightened bounds grow doubly exponentially round after
+/// round (`3*b**2 + 2 <= b` pushes `b` to 29, 2525, 2e7, ...), and once they overflow no
+/// product cut can be computed at all, while the cuts at moderate bounds already refute.
+const BOUND_CAP: i128 = 1 << 40;
+
+/// `new`, with each finite end beyond [`BOUND_CAP`] replaced by `old`'s.
+fn tame(new: Interval, old: Interval) -> Interval {
+    let wild = |x: i128| x != NEG_INF && x != POS_INF && x.unsigned_abs() > BOUND_CAP as u128;
+    Interval {
+        lo: if wild(new.lo) && new.lo != old.lo { old.lo } else { new.lo },
+        hi: if wild(new.hi) && new.hi != old.hi { old.hi } else { new.hi },
+    }
+}
+
 /// True when no integer point satisfies every one of `lits` with every symbol in the
 /// interval `range` gives it. `false` means "not shown", not "non-empty". Disjunctions
 /// among `lits` are ignored (dropping a constraint only enlarges the set).
@@ -435,7 +450,7 @@ fn propagate_bounds(sys: &System, range: &dyn Fn(&Symbol) -> Interval) -> Option
                 for &(x, e) in fs {
                     iv = iv.mul(&b[x].pow(e));
                 }
-                let m = b[v].meet(&iv);
+                let m = tame(b[v].meet(&iv), b[v]);
                 if m != b[v] {
                     b[v] = m;
                     changed = true;
@@ -480,6 +495,7 @@ fn propagate_bounds(sys: &System, range: &dyn Fn(&Symbol) -> Interval) -> Option
                     };
                     iv.lo = iv.lo.max(lo);
                 }
+                let iv = tame(iv, b[x]);
                 if iv != b[x] {
                     b[x] = iv;
                     changed = true;
@@ -787,6 +803,8 @@ mod tests {
             &["a*b*c <= a + b + c", "a >= 2", "b >= 2", "c >= 2"],
             &["2*a == 2*b + 1"],
             &["a + b == 5", "a >= 3", "b >= 3"],
+            // Bounds that would run away round after round (see `BOUND_CAP`).
+            &["3*b**2 + 2 <= b", "b >= 3"],
         ] {
             assert!(empty(region), "{region:?}");
         }
@@ -801,6 +819,7 @@ mod tests {
             &["a*b*c <= a + b + c + 2", "a >= 2", "b >= 2", "c >= 2"],
             &["a + b == 5", "a >= 2", "b >= 3"],
             &["a != b", "a != 0", "b != 1", "a + b <= 3"],
+            &["3*b**2 <= 4*b", "b >= 1"],
         ] {
             assert!(!empty(region), "{region:?}");
         }
