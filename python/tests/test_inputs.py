@@ -9,22 +9,7 @@ import pytest
 
 import symstride as ss
 
-HEADS = {
-    "name": "heads_bias",
-    "inputs": [
-        {"name": "x", "sizes": ["b", "s", 64], "layout": "contiguous", "dtype": "float32"},
-        {"name": "bias", "sizes": [4, 1, 16], "layout": "contiguous", "dtype": "float32"},
-    ],
-    "hints": {"b": 2, "s": 5},
-    "steps": [
-        {"let": "q", "op": "view", "args": ["x", ["b", "s", 4, 16]]},
-        {"let": "qt", "op": "transpose", "args": ["q", 1, 2]},
-        {"let": "y", "op": "add", "args": ["qt", "bias"]},
-        {"let": "r", "op": "relu", "args": ["y"]},
-        {"let": "c", "op": "contiguous", "args": ["r"]},
-    ],
-    "outputs": ["c", "qt", "y"],
-}
+from test_programs import HEADS  # the attention-heads program the program tests use
 
 CL_SUM = {
     "name": "cl_sum",
