@@ -80,26 +80,22 @@ fn torch_guard_count(line: &Value) -> usize {
 const PLAN_BOUND: &[&str] = &["band_diagonals", "cl_crop_flatten_tokens"];
 
 /// Programs whose `--cover` the case split does not prove complete yet: every uncovered
-/// region is empty (e.g. `FloorDiv(t, 2) == FloorDiv(t + 1, 2) && t != 2*FloorDiv(t + 1, 2)
-/// && t >= 3`), which the emptiness test does not show yet (issue #39; four of the nine hard
-/// programs became complete with `sym::linear`). For these the cover must still admit every
-/// row with PyTorch's answer, checked below; only the completeness flag is not asserted.
-/// Remove a name when its cover becomes complete.
-const COVER_AWAITS_EMPTINESS: &[&str] = &[
-    "group_norm_groups4_cl",
-    "cl_stride3_crop",
-    "half_split_heads",
-    "cl_crop_flatten_tokens",
-    "band_diagonals",
-];
+/// region is empty, which the emptiness test (`sym::linear`) does not show yet. For these
+/// the cover must still admit every row with PyTorch's answer, checked below; only the
+/// completeness flag is not asserted. Remove a name when its cover becomes complete. Empty
+/// since issue #39's second emptiness round (products sharing factors, divisions inside
+/// products, bounds back from products, cases on factors of few values): the last five
+/// (`group_norm_groups4_cl`, `cl_stride3_crop`, `half_split_heads`,
+/// `cl_crop_flatten_tokens`, `band_diagonals`) are complete, and their proofs replay.
+const COVER_AWAITS_EMPTINESS: &[&str] = &[];
 
 /// Programs whose `--cover` the compile refuses to write: the compile verifies what it would
-/// write with the loader's own procedure, and one specialization's traced range guard is
-/// implied by the stored guards only through a region the emptiness test does not yet show
-/// empty (`time_pool_stride2`: `b == 0`, `t == 2` with `FloorDiv(t + 1, 2) == 1` and
-/// `t == FloorDiv(t + 1, 2)`; issue #39). Every cover that is written must load, for these
-/// too. Empty the list when the emptiness test shows that region empty.
-const COVER_REFUSED_UNVERIFIABLE: &[&str] = &["time_pool_stride2"];
+/// write with the loader's own procedure, which can need a region shown empty that the
+/// emptiness test does not show yet. Every cover that is written must load, for these too.
+/// Empty since the loader's emptiness proof (`aot::retrace`) also reasons linearly over the
+/// whole conjunction (`time_pool_stride2`: `b == 0`, `t == FloorDiv(t + 1, 2) == 1` with
+/// `FloorDiv(t, 2) == FloorDiv(t + 1, 2)`, issue #39); its cover is written and loads.
+const COVER_REFUSED_UNVERIFIABLE: &[&str] = &[];
 
 /// Why the single trace `t` rejects binding `b`: its values differ from a fresh concrete
 /// trace (`"layout"`); or they are equal and either its kernel plans differ from the fresh
@@ -222,7 +218,14 @@ fn check_coverage_line(line: &Value) -> Vec<String> {
             "{}: the cover's proof does not replay",
             p.name
         );
-    } else if !COVER_AWAITS_EMPTINESS.contains(&p.name.as_str()) {
+    } else if std::env::var_os("RANDOM_PROGRAMS_REGIONS").is_some() {
+        for r in &cover.uncovered {
+            let mut all: Vec<String> = cover.domain.iter().map(|c| c.to_string()).collect();
+            all.push(r.to_string());
+            eprintln!("REGION\t{}\t{}", p.name, all.join("\t"));
+        }
+    }
+    if !cover.complete && !COVER_AWAITS_EMPTINESS.contains(&p.name.as_str()) {
         behind.push(format!(
             "{}: cover incomplete: {:?}",
             p.name, cover.uncovered
@@ -235,6 +238,9 @@ fn check_coverage_line(line: &Value) -> Vec<String> {
             }
         }
         Err(e) => {
+            if std::env::var_os("RANDOM_PROGRAMS_REGIONS").is_some() {
+                eprintln!("REFUSED\t{}\t{e}", p.name);
+            }
             if !COVER_REFUSED_UNVERIFIABLE.contains(&p.name.as_str()) {
                 behind.push(format!("{}: the cover's compile: {e}", p.name));
             }

@@ -370,6 +370,10 @@ fn check_program(spec: &Value, points: &[Vec<i64>]) -> Result<Option<Stats>, Fai
             let mut conds = coverage.domain.clone();
             conds.push(region.clone());
             if brute_witness(&p.symbols, &conds).is_none() {
+                if std::env::var_os("RANDOM_PROGRAMS_REGIONS").is_some() {
+                    let all: Vec<String> = conds.iter().map(|c| c.to_string()).collect();
+                    eprintln!("REGION\t{}", all.join("\t"));
+                }
                 return Err((
                     "uncovered region without a binding",
                     format!("region {region} (symbols {:?})", p.symbols),

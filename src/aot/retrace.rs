@@ -667,8 +667,17 @@ fn empty_by_cases(spec: &[String], facts: &[&BoolExpr], depth: usize) -> bool {
             .collect();
         decide(spec, &others, &refs[i].not()) == Some(true)
     });
-    if contradicted || depth == 0 {
-        return contradicted;
+    if contradicted {
+        return true;
+    }
+    // The conjunction as a whole (`sym::linear`: contradictions between facts that no
+    // single decision shows, `t == FloorDiv(t + 1, 2)` with `FloorDiv(t + 1, 2) == 1` and
+    // `FloorDiv(t, 2) == FloorDiv(t + 1, 2)`); its disjunctions are left out there.
+    if Decider::new(spec, &refs).facts.refutes(&facts) {
+        return true;
+    }
+    if depth == 0 {
+        return false;
     }
     // The disjunction with the fewest branches first.
     let Some(i) = (0..refs.len())
@@ -1418,6 +1427,34 @@ mod tests {
         ]);
         let refs: Vec<&BoolExpr> = open.iter().collect();
         assert!(holds(&spec, &refs, &[1, 2, 2, 2, 1, 2]));
+        assert!(!provably_empty(&spec, &refs));
+    }
+
+    /// The region `time_pool_stride2`'s compile could not verify (issue 39): empty only by
+    /// linear reasoning over the facts left once the disjunctions' refuted branches go
+    /// (`t == FloorDiv(t + 1, 2) == 1` makes `t == 1`, where `FloorDiv(t, 2)` is 0, not 1).
+    #[test]
+    fn regions_empty_by_linear_reasoning_are_proved_empty() {
+        let spec: Vec<String> = ["b", "t"].map(String::from).to_vec();
+        let region = |q1: &str| {
+            facts(&[
+                "t >= 1",
+                "FloorDiv(t, 2) == FloorDiv(t + 1, 2)",
+                "FloorDiv(t + 1, 2)**2 == FloorDiv(t + 1, 2)",
+                q1,
+                "(b*FloorDiv(t, 2) == 0 || (FloorDiv(t, 2) == 1 && (b == 1 || t == FloorDiv(t, 2)))) && (b == 1 || t == FloorDiv(t + 1, 2))",
+                "b <= 0",
+            ])
+        };
+        let f = region("FloorDiv(t + 1, 2) == 1");
+        let refs: Vec<&BoolExpr> = f.iter().collect();
+        assert!(provably_empty(&spec, &refs), "{f:?}");
+        // Not empty with `FloorDiv(t + 1, 2) == 0` in place of `== 1` and without `t >= 1`:
+        // b=0, t=0 holds.
+        let mut f = region("FloorDiv(t + 1, 2) == 0");
+        f.remove(0);
+        let refs: Vec<&BoolExpr> = f.iter().collect();
+        assert!(holds(&spec, &refs, &[0, 0]));
         assert!(!provably_empty(&spec, &refs));
     }
 }

@@ -24,30 +24,48 @@
 //!
 //! 1. `Max`/`Min` atoms are split into cases (one per argument that attains the extremum:
 //!    `Min(a, b)` is `a` where `a <= b`, `b` where `b <= a`; the cases cover every point).
-//!    The region is empty when every case is. Past a budget of cases, an atom is kept as
-//!    an opaque value bounded by its arguments (`Min(a, b) <= a`, `<= b`).
+//!    The region is empty when every case is. A case that bound propagation alone shows
+//!    empty is dropped before it counts against the budget of cases; past the budget, an
+//!    atom is kept as an opaque value bounded by its arguments (`Min(a, b) <= a`, `<= b`).
 //! 2. Each comparison is made linear over *variables*: symbols, `FloorDiv(x, k)` with a
 //!    constant `k >= 1` as a variable `q` with `k*q <= x <= k*q + k - 1`, `Mod(x, k)` as
 //!    `x - k*q` with `0 <= Mod(x, k) <= k - 1`, and each product of variables (`a*s`,
 //!    `a**2`) as a variable of its own.
-//! 3. Bounds are propagated over the linear constraints (intervals, a few rounds), then
+//! 3. Bounds are propagated over the linear constraints (intervals, a few rounds; back
+//!    from a product to its factors where they are all `>= 0`: a product `>= 1` has every
+//!    factor `>= 1`, and `x <= hi(x*P) / lo(P)`; a disequality `x != c` at an end of `x`'s
+//!    bounds moves that end), then
 //!    each product gets linear cuts valid on the bounds of its factors: with every factor
 //!    `x_i >= l_i >= 0`, expanding `prod (l_i + y_i)` with `y_i >= 0` gives
 //!    `prod >= sum_i (prod_{j != i} l_j) * x_i - (d - 1) * prod l` (`a*s >= 2*a + 2*s - 4`
-//!    where `a, s >= 2`); for two factors the four McCormick inequalities of their box; for
-//!    a square the integer tangent `a**2 >= (2t + 1)*a - t*(t + 1)` (from
-//!    `(a - t)*(a - t - 1) >= 0`, true at every integer `a`).
+//!    where `a, s >= 2`); for each way to write it as `x * w`, `x` one factor and `w` a
+//!    variable (another factor, or a sub-product that has a variable: `b**3` as
+//!    `b * b**2`), the four McCormick inequalities of the box of `x` and `w`; for `x * x`
+//!    the integer tangent `x**2 >= (2t + 1)*x - t*(t + 1)` (from
+//!    `(x - t)*(x - t - 1) >= 0`, true at every integer `x`); where `x` is fixed to `k`,
+//!    the equality `x*w == k*w`.
 //! 4. Fourier-Motzkin elimination over those inequalities, equalities with a unit
 //!    coefficient substituted first, each derived inequality divided by the gcd of its
 //!    coefficients with its bound rounded down (valid at integer points), ends in `0 <= b`
 //!    with `b < 0` exactly when it found a contradiction. Disequalities `p != c` are split
-//!    (`p <= c - 1` or `p >= c + 1`, a few of them; the rest dropped, which only enlarges
-//!    the set).
+//!    (`p <= c - 1` or `p >= c + 1`, a few of them, each side with its bounds propagated
+//!    and its products cut again; the rest dropped, which only enlarges the set); one that
+//!    the equalities' substitution turns into `0 != 0` is a contradiction.
+//! 5. Where that finds nothing and the system has products, a second pass relates them
+//!    ([`System::enrich`]): each division by a constant gets its remainder
+//!    (`x = k*q + r`), an equality over no product is multiplied by the rest of a product
+//!    that has one of its variables as a factor (`b**2 = 2*(b*q) + b*r`; with
+//!    `c == 2*q`, `c**2 = 2*(c*q)`: exact at every point), and products of degree >= 3 get
+//!    variables for their sub-products (for the `x * w` cuts of step 3: `a*b*q >= 2*(a*b)`
+//!    where `q >= 2`). The enriched system is then decided by cases on the values of the
+//!    products' factors that take few values (a remainder `Mod(b, 2)` in `{0, 1}`: with
+//!    `r` fixed, `b*r` is linear), every case empty for the region to be.
 //!
 //! Every step keeps all integer points of the region (a constraint added is valid on all
 //! of them, a constraint dropped only enlarges the set), so a contradiction at the end means
-//! the region has no integer point. Limits (cases, disequalities split, rows of the
-//! elimination) bound the cost; past them the answer is `false`.
+//! the region has no integer point. Limits (cases, disequalities split, products expanded
+//! and sub-products added, rows of the elimination) bound the cost; past them the answer is
+//! `false`.
 
 use super::boolexpr::{BoolExpr, BoolKind, Rel};
 use super::expr::{Atom, Expr, FuncKind, FxMap, Symbol};
@@ -55,6 +73,14 @@ use super::interval::{Interval, NEG_INF, POS_INF};
 
 /// At most this many cases of the `Max`/`Min` split (leaves).
 const MAX_CASES: usize = 16;
+/// At most this many products multiplied by an equality (see [`System::enrich`]).
+const MAX_EXPANSIONS: usize = 12;
+/// At most this many of them by one equality.
+const MAX_EXPANSIONS_PER_EQUALITY: usize = 4;
+/// At most this many sub-product variables added.
+const MAX_SUBPRODUCTS: usize = 16;
+/// At most this many cases of the split on the values of products' factors.
+const MAX_FACTOR_CASES: i128 = 8;
 /// At most this many disequalities split into their two sides.
 const MAX_SPLIT_DISEQUALITIES: usize = 3;
 /// Fourier-Motzkin gives up past this many inequalities.
@@ -115,7 +141,9 @@ fn flatten(b: &BoolExpr, out: &mut Vec<BoolExpr>) -> Option<bool> {
     }
 }
 
-/// Step 1: splits on the first `Max`/`Min` atom; every case must be empty.
+/// Step 1: splits on the first `Max`/`Min` atom; every case must be empty. Cases that bound
+/// propagation alone shows empty (a cheap check, the atoms left opaque) are dropped before
+/// they count against the budget, so that it goes to the cases that need the elimination.
 fn by_cases(cmps: Vec<BoolExpr>, range: &dyn Fn(&Symbol) -> Interval, budget: &mut usize) -> bool {
     let atom = cmps.iter().find_map(|c| match c.as_cmp() {
         Some((_, p)) => p.find_extremum(),
@@ -126,11 +154,8 @@ fn by_cases(cmps: Vec<BoolExpr>, range: &dyn Fn(&Symbol) -> Interval, budget: &m
         _ => return linear_empty(&cmps, range),
     };
     let atom = Atom::Func(f.clone());
-    if *budget < f.args.len() {
-        return linear_empty(&cmps, range);
-    }
-    *budget -= f.args.len() - 1;
-    f.args.iter().enumerate().all(|(i, chosen)| {
+    let mut live: Vec<Vec<BoolExpr>> = Vec::with_capacity(f.args.len());
+    for (i, chosen) in f.args.iter().enumerate() {
         let mut case: Vec<BoolExpr> = Vec::with_capacity(cmps.len() + f.args.len());
         for (j, other) in f.args.iter().enumerate() {
             if j != i {
@@ -145,13 +170,30 @@ fn by_cases(cmps: Vec<BoolExpr>, range: &dyn Fn(&Symbol) -> Interval, budget: &m
             case.push(c.map_exprs(&|p| p.replace_atom(&atom, chosen)));
         }
         let mut flat = Vec::with_capacity(case.len());
-        for c in &case {
-            if flatten(c, &mut flat) == Some(false) {
-                return true;
-            }
+        if case.iter().any(|c| flatten(c, &mut flat) == Some(false)) {
+            continue; // a literal false: an empty case
         }
-        by_cases(flat, range, budget)
-    })
+        if !bounds_empty(&flat, range) {
+            live.push(flat);
+        }
+    }
+    if live.is_empty() {
+        return true;
+    }
+    if *budget < live.len() {
+        return linear_empty(&cmps, range);
+    }
+    *budget -= live.len() - 1;
+    live.into_iter().all(|case| by_cases(case, range, budget))
+}
+
+/// True when bound propagation over `cmps` (without cuts or elimination) empties a bound.
+fn bounds_empty(cmps: &[BoolExpr], range: &dyn Fn(&Symbol) -> Interval) -> bool {
+    let mut sys = System::default();
+    for c in cmps {
+        sys.add_cmp(c);
+    }
+    propagate_bounds(&sys, range).is_none()
 }
 
 /// A variable of the linear system.
@@ -162,6 +204,8 @@ enum Key {
     Atom(Expr),
     /// `FloorDiv(x, k)` as the quotient of `x` (an expression) by `k`.
     Quotient(Expr, i128),
+    /// `Mod(x, k)`: the remainder `x - k*FloorDiv(x, k)`.
+    Remainder(Expr, i128),
     /// A product of variables with exponents (sorted).
     Product(Vec<(usize, u32)>),
 }
@@ -176,7 +220,16 @@ struct Row {
 /// A linear form `sum a_i * x_i + c`.
 type Form = (Vec<(usize, i128)>, i128);
 
-#[derive(Default)]
+/// A division by a constant: `q = FloorDiv(x, k)` with `x` linear (`form`).
+#[derive(Clone, Debug)]
+struct Division {
+    x: Expr,
+    form: Form,
+    k: i128,
+    q: usize,
+}
+
+#[derive(Default, Clone)]
 struct System {
     keys: Vec<Key>,
     index: FxMap<Key, usize>,
@@ -186,6 +239,8 @@ struct System {
     eqs: Vec<Row>,
     /// `!=` rows.
     nes: Vec<Row>,
+    /// The divisions by constants (for [`System::enrich`]).
+    divisions: Vec<Division>,
 }
 
 fn add_to(form: &mut Vec<(usize, i128)>, v: usize, c: i128) -> Option<()> {
@@ -266,6 +321,12 @@ impl System {
                 };
                 let (q, new) = self.var(Key::Quotient(f.args[0].clone(), k));
                 if new {
+                    self.divisions.push(Division {
+                        x: f.args[0].clone(),
+                        form: (xf.clone(), xc),
+                        k,
+                        q,
+                    });
                     // k*q <= x, i.e. k*q - xf <= xc; x <= k*q + k - 1, i.e. xf - k*q <= k - 1 - xc.
                     let mut lo = neg(&xf)?;
                     add_to(&mut lo, q, k)?;
@@ -281,20 +342,8 @@ impl System {
                     self.index.insert(key, q);
                     return Some(q);
                 }
-                // Mod(x, k) = x - k*q, in [0, k - 1].
-                let (r, _) = self.var(key);
-                let mut def = neg(&xf)?;
-                add_to(&mut def, r, 1)?;
-                add_to(&mut def, q, k)?;
-                self.eqs.push(Row { a: def, b: xc });
-                self.rows.push(Row {
-                    a: vec![(r, -1)],
-                    b: 0,
-                });
-                self.rows.push(Row {
-                    a: vec![(r, 1)],
-                    b: k - 1,
-                });
+                let r = self.remainder(&f.args[0], k, q, (&xf, xc))?;
+                self.index.insert(key, r);
                 Some(r)
             }
             FuncKind::Max | FuncKind::Min => {
@@ -323,6 +372,170 @@ impl System {
         }
     }
 
+    /// The variable of `Mod(x, k)` (`x` of linear form `xf + xc`, `q` its quotient's
+    /// variable): `r = x - k*q`, in `[0, k - 1]`.
+    fn remainder(
+        &mut self,
+        x: &Expr,
+        k: i128,
+        q: usize,
+        (xf, xc): (&[(usize, i128)], i128),
+    ) -> Option<usize> {
+        let (r, new) = self.var(Key::Remainder(x.clone(), k));
+        if new {
+            let mut def = neg(xf)?;
+            add_to(&mut def, r, 1)?;
+            add_to(&mut def, q, k)?;
+            self.eqs.push(Row { a: def, b: xc });
+            self.rows.push(Row {
+                a: vec![(r, -1)],
+                b: 0,
+            });
+            self.rows.push(Row {
+                a: vec![(r, 1)],
+                b: k - 1,
+            });
+        }
+        Some(r)
+    }
+
+    /// The variable of the product `fs` (sorted factors with exponents): the factor itself
+    /// for a single one to the first power.
+    fn product(&mut self, fs: Vec<(usize, u32)>) -> usize {
+        match fs[..] {
+            [(v, 1)] => v,
+            _ => self.var(Key::Product(fs)).0,
+        }
+    }
+
+    /// The factors of variable `v`: its own if a product, else `v` itself.
+    fn factors(&self, v: usize) -> Vec<(usize, u32)> {
+        match &self.keys[v] {
+            Key::Product(fs) => fs.clone(),
+            _ => vec![(v, 1)],
+        }
+    }
+
+    /// Step 5 (see the module doc): relates products to each other, for the cuts of
+    /// [`product_cuts`] between a product and its sub-products. `true` when it added a
+    /// variable or a constraint.
+    ///
+    /// * Every division by a constant gets its remainder's variable, `r = x - k*q` (so
+    ///   `x = k*q + r` is an equality).
+    /// * A product `v = x * R` with a factor `x` that an equality `sum a_i*y_i == b` has
+    ///   gets that equality multiplied by `R`: `sum a_i*(y_i*R) == b*R` (true at every
+    ///   integer point where the equality is, whatever `R`), each `y_i*R` the variable of
+    ///   that product (`x*R` is `v`). With `q = FloorDiv(b, 2)`, `r = Mod(b, 2)`,
+    ///   `b**2` is `2*(b*q) + b*r`; with `c == 2*q`, `c**2` is `2*(c*q)`. At most
+    ///   [`MAX_EXPANSIONS`] of them.
+    /// * Every product of degree >= 3 gets the variable of each sub-product missing one
+    ///   factor (`a*b*q` gets `b*q`, `a*q` and `a*b`), recursively, up to
+    ///   [`MAX_SUBPRODUCTS`] new ones; then each product is the product of such a variable
+    ///   and a single factor, and the McCormick cuts of that pair apply.
+    fn enrich(&mut self, all: bool) -> bool {
+        for d in self.divisions.clone() {
+            self.remainder(&d.x, d.k, d.q, (&d.form.0, d.form.1));
+        }
+        let products: Vec<Vec<(usize, u32)>> = self
+            .keys
+            .iter()
+            .filter_map(|k| match k {
+                Key::Product(fs) => Some(fs.clone()),
+                _ => None,
+            })
+            .collect();
+        // Linear equalities (over no product), those with a remainder (the divisions')
+        // first, then the shortest.
+        let mut eqs: Vec<(bool, Row)> = self
+            .eqs
+            .iter()
+            .filter(|e| {
+                e.a.iter()
+                    .all(|&(y, _)| !matches!(self.keys[y], Key::Product(_)))
+            })
+            .map(|e| {
+                let rem =
+                    e.a.iter()
+                        .any(|&(y, _)| matches!(self.keys[y], Key::Remainder(..)));
+                (rem, e.clone())
+            })
+            .filter(|(rem, _)| all || *rem)
+            .collect();
+        eqs.sort_by_key(|(rem, e)| (!rem, e.a.len()));
+        let mut expansions = 0;
+        let mut others = 0;
+        'eqs: for (rem, e) in &eqs {
+            let mut here = 0;
+            for fs in &products {
+                // The factor to substitute: for a division's equality its dividend (not
+                // the quotient or remainder, which it defines).
+                let Some(&(x, _)) = fs.iter().find(|&&(x, _)| {
+                    e.a.iter().any(|&(y, _)| y == x)
+                        && !(*rem
+                            && matches!(self.keys[x], Key::Quotient(..) | Key::Remainder(..)))
+                }) else {
+                    continue;
+                };
+                if expansions == MAX_EXPANSIONS {
+                    break 'eqs;
+                }
+                if here == MAX_EXPANSIONS_PER_EQUALITY {
+                    break;
+                }
+                here += 1;
+                expansions += 1;
+                others += usize::from(!rem);
+                let rest = without_one(fs, x);
+                let mut row = || -> Option<Row> {
+                    let mut a = Vec::new();
+                    for &(y, c) in &e.a {
+                        let p = self.product(times(&self.factors(y), &rest));
+                        add_to(&mut a, p, c)?;
+                    }
+                    let rv = self.product(rest.clone());
+                    add_to(&mut a, rv, e.b.checked_neg()?)?;
+                    Some(Row { a, b: 0 })
+                };
+                if let Some(row) = row() {
+                    self.eqs.push(row);
+                }
+            }
+        }
+        // Sub-products, breadth first.
+        let mut queue: std::collections::VecDeque<Vec<(usize, u32)>> = self
+            .keys
+            .iter()
+            .filter_map(|k| match k {
+                Key::Product(fs) => Some(fs.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut added = 0;
+        while let Some(fs) = queue.pop_front() {
+            if degree(&fs) < 3 {
+                continue;
+            }
+            for &(x, _) in &fs {
+                let rest = without_one(&fs, x);
+                if self.index.contains_key(&Key::Product(rest.clone())) {
+                    continue;
+                }
+                if added == MAX_SUBPRODUCTS {
+                    queue.clear();
+                    break;
+                }
+                added += 1;
+                self.var(Key::Product(rest.clone()));
+                queue.push_back(rest);
+            }
+        }
+        if all {
+            others > 0
+        } else {
+            expansions > 0 || added > 0
+        }
+    }
+
     /// Adds the comparison `c` (`false` when it does not fit: then it is left out).
     fn add_cmp(&mut self, c: &BoolExpr) -> bool {
         let Some((rel, p)) = c.as_cmp() else {
@@ -344,6 +557,35 @@ impl System {
     }
 }
 
+/// The total degree of a product.
+fn degree(fs: &[(usize, u32)]) -> u32 {
+    fs.iter().map(|(_, e)| e).sum()
+}
+
+/// The product `fs` with one factor `x` less (`x` must be a factor).
+fn without_one(fs: &[(usize, u32)], x: usize) -> Vec<(usize, u32)> {
+    fs.iter()
+        .filter_map(|&(y, e)| match (y == x, e) {
+            (true, 1) => None,
+            (true, e) => Some((y, e - 1)),
+            (false, e) => Some((y, e)),
+        })
+        .collect()
+}
+
+/// The product of two products (sorted factors).
+fn times(fs: &[(usize, u32)], gs: &[(usize, u32)]) -> Vec<(usize, u32)> {
+    let mut out = fs.to_vec();
+    for &(x, e) in gs {
+        match out.iter_mut().find(|(y, _)| *y == x) {
+            Some(f) => f.1 += e,
+            None => out.push((x, e)),
+        }
+    }
+    out.sort();
+    out
+}
+
 fn neg(f: &[(usize, i128)]) -> Option<Vec<(usize, i128)>> {
     f.iter()
         .map(|&(v, c)| Some((v, c.checked_neg()?)))
@@ -356,10 +598,158 @@ fn linear_empty(cmps: &[BoolExpr], range: &dyn Fn(&Symbol) -> Interval) -> bool 
     for c in cmps {
         sys.add_cmp(c);
     }
-    let Some(bounds) = propagate_bounds(&sys, range) else {
+    if system_empty(&sys, range) {
+        return true;
+    }
+    // Then with products related to each other, by cases on the factors that take few
+    // values (a second pass only where that adds something, so that the plain system's
+    // elimination is never crowded out).
+    // First with the divisions' equalities only (`x = k*q + r` into the products), then
+    // with every linear equality (a larger system, whose elimination may give up sooner).
+    let mut first = sys.clone();
+    let grew = first.enrich(false);
+    if factor_cases(&first, range, grew) {
+        return true;
+    }
+    sys.enrich(true) && factor_cases(&sys, range, true)
+}
+
+/// The system by cases on the factors of products that take few values after propagation
+/// (remainders first, then the narrowest; [`MAX_FACTOR_CASES`] cases at most). Every integer
+/// point has each such factor equal to one value of its bounds, so the cases cover every
+/// point. With `x == c` fixed, a product `x*R` is exactly `c*R` (its McCormick cuts at a
+/// point bound of `x` are that equality), which makes `v = k*(q*R) + r*R - c*R` (see
+/// [`System::enrich`]) linear in `q*R` and `R` once `r` is fixed. Without such factors, the
+/// system once more when `grew` (enriched), else `false`.
+fn factor_cases(sys: &System, range: &dyn Fn(&Symbol) -> Interval, grew: bool) -> bool {
+    let Some(bounds) = propagate_bounds(sys, range) else {
         return true;
     };
-    // Bounds as rows, then the products' cuts.
+    let mut candidates: Vec<(bool, i128, usize)> = Vec::new();
+    for (v, key) in sys.keys.iter().enumerate() {
+        let iv = bounds[v];
+        if iv.lo == NEG_INF || iv.hi == POS_INF {
+            continue;
+        }
+        let Some(n) = iv.hi.checked_sub(iv.lo).and_then(|d| d.checked_add(1)) else {
+            continue;
+        };
+        let in_product = sys
+            .keys
+            .iter()
+            .any(|k| matches!(k, Key::Product(fs) if fs.iter().any(|&(x, _)| x == v)));
+        if (2..=MAX_FACTOR_CASES).contains(&n) && in_product {
+            candidates.push((!matches!(key, Key::Remainder(..)), n, v));
+        }
+    }
+    candidates.sort();
+    let mut split: Vec<(usize, Interval)> = Vec::new();
+    let mut cases = 1i128;
+    for (_, n, v) in candidates {
+        if cases * n <= MAX_FACTOR_CASES {
+            cases *= n;
+            split.push((v, bounds[v]));
+        }
+    }
+    if split.is_empty() {
+        return grew && system_empty(sys, range);
+    }
+    let mut point = vec![0i128; split.len()];
+    loop {
+        let mut case = sys.clone();
+        for (&(v, iv), &i) in split.iter().zip(&point) {
+            case.eqs.push(Row {
+                a: vec![(v, 1)],
+                b: iv.lo + i,
+            });
+        }
+        if !system_empty(&case, range) {
+            return false;
+        }
+        // The next point of the cases' grid.
+        let mut d = 0;
+        loop {
+            if d == split.len() {
+                return true;
+            }
+            point[d] += 1;
+            if iv_len(split[d].1) > point[d] {
+                break;
+            }
+            point[d] = 0;
+            d += 1;
+        }
+    }
+}
+
+fn iv_len(iv: Interval) -> i128 {
+    iv.hi - iv.lo + 1
+}
+
+/// Step 3 for one system: its rows, the bounds propagation gives as rows, and the products'
+/// cuts on those bounds; the bounds; its equalities and disequalities (`None` when some
+/// bound is empty). A product `v = x*w` whose factor `x` the bounds fix to `k` is `k*w` at
+/// every point of the region: `v == k*w` joins the equalities, and `v` is replaced by
+/// `k*w` in every row, equality and disequality (an equivalent constraint on the region),
+/// then the bounds are propagated again, a few rounds (`p*q - p <= 1` with `q == 2` reads
+/// `p <= 1`, which fixes `p` in turn where `p >= 1`).
+#[allow(clippy::type_complexity)]
+fn rows_with_cuts(
+    sys: &System,
+    range: &dyn Fn(&Symbol) -> Interval,
+) -> Option<(Vec<Row>, Vec<Interval>, Vec<Row>, Vec<Row>)> {
+    let mut sys = std::borrow::Cow::Borrowed(sys);
+    let mut bounds = propagate_bounds(&sys, range)?;
+    let mut fixed: Vec<bool> = vec![false; sys.keys.len()];
+    for _ in 0..FIXED_ROUNDS {
+        let mut subs: Vec<(usize, usize, i128)> = Vec::new();
+        for (v, key) in sys.keys.iter().enumerate() {
+            let Key::Product(fs) = key else { continue };
+            if fixed[v] {
+                continue;
+            }
+            for &(x, _) in fs {
+                let iv = bounds[x];
+                if iv.lo != iv.hi {
+                    continue;
+                }
+                let w = match &without_one(fs, x)[..] {
+                    [(w, 1)] => Some(*w),
+                    rest => sys.index.get(&Key::Product(rest.to_vec())).copied(),
+                };
+                if let Some(w) = w {
+                    subs.push((v, w, iv.lo));
+                    break;
+                }
+            }
+        }
+        if subs.is_empty() {
+            break;
+        }
+        let s = sys.to_mut();
+        for (v, w, k) in subs {
+            fixed[v] = true;
+            let replace = |r: &Row| -> Option<Row> {
+                let Ok(i) = r.a.binary_search_by_key(&v, |(y, _)| *y) else {
+                    return Some(r.clone());
+                };
+                let m = r.a[i].1;
+                let mut a = r.a.clone();
+                a.remove(i);
+                add_to(&mut a, w, m.checked_mul(k)?)?;
+                Some(Row { a, b: r.b })
+            };
+            // A constraint that overflows is dropped (only enlarges the set).
+            s.rows = s.rows.iter().filter_map(replace).collect();
+            s.eqs = s.eqs.iter().filter_map(replace).collect();
+            s.nes = s.nes.iter().filter_map(replace).collect();
+            let mut a = vec![(v, 1)];
+            if k.checked_neg().and_then(|nk| add_to(&mut a, w, nk)).is_some() {
+                s.eqs.push(Row { a, b: 0 });
+            }
+        }
+        bounds = propagate_bounds(&sys, range)?;
+    }
     let mut base: Vec<Row> = sys.rows.clone();
     for (v, iv) in bounds.iter().enumerate() {
         if iv.hi != POS_INF {
@@ -377,20 +767,29 @@ fn linear_empty(cmps: &[BoolExpr], range: &dyn Fn(&Symbol) -> Interval) -> bool 
     }
     for (v, key) in sys.keys.iter().enumerate() {
         if let Key::Product(fs) = key {
-            product_cuts(v, fs, &bounds, &mut base);
+            product_cuts(v, fs, &sys, &bounds, &mut base);
         }
     }
-    if sys.nes.iter().any(|r| r.a.is_empty() && r.b == 0) {
+    Some((base, bounds, sys.eqs.clone(), sys.nes.clone()))
+}
+
+/// Steps 3-4 for one system.
+fn system_empty(sys: &System, range: &dyn Fn(&Symbol) -> Interval) -> bool {
+    let Some((base, bounds, eqs, nes)) = rows_with_cuts(sys, range) else {
+        return true;
+    };
+    if nes.iter().any(|r| r.a.is_empty() && r.b == 0) {
         return true; // `0 != 0`
     }
     // Without the disequalities first (one elimination; most empty regions end here).
-    if fourier_motzkin(base.clone(), sys.eqs.clone(), sys.keys.len()) {
+    if fourier_motzkin(base, eqs, nes.clone(), sys.keys.len()) {
         return true;
     }
     // Then a few disequalities split into their two sides (every side must be empty):
-    // those whose excluded value the bounds of their sum do not already exclude.
-    let split: Vec<&Row> = sys
-        .nes
+    // those whose excluded value the bounds of their sum do not already exclude. Each side
+    // is a system of its own, its bounds propagated again and its products cut on them
+    // (`q != 1` with `q` in `[0, 1]` makes `q == 0`, and `b*q` then 0).
+    let split: Vec<&Row> = nes
         .iter()
         .filter(|r| {
             let mut iv = Interval::point(0);
@@ -405,10 +804,10 @@ fn linear_empty(cmps: &[BoolExpr], range: &dyn Fn(&Symbol) -> Interval) -> bool 
         return false;
     }
     (0..1usize << split.len()).all(|mask| {
-        let mut rows = base.clone();
+        let mut side = sys.clone();
         for (i, r) in split.iter().enumerate() {
             // sum != b: sum <= b - 1, or -sum <= -b - 1.
-            let side = if mask & (1 << i) == 0 {
+            let row = if mask & (1 << i) == 0 {
                 r.b.checked_sub(1).map(|b| Row { a: r.a.clone(), b })
             } else {
                 match (neg(&r.a), r.b.checked_neg().and_then(|b| b.checked_sub(1))) {
@@ -416,11 +815,14 @@ fn linear_empty(cmps: &[BoolExpr], range: &dyn Fn(&Symbol) -> Interval) -> bool 
                     _ => None,
                 }
             };
-            if let Some(s) = side {
-                rows.push(s);
+            if let Some(row) = row {
+                side.rows.push(row);
             }
         }
-        fourier_motzkin(rows, sys.eqs.clone(), sys.keys.len())
+        match rows_with_cuts(&side, range) {
+            None => true,
+            Some((rows, _, eqs, nes)) => fourier_motzkin(rows, eqs, nes, side.keys.len()),
+        }
     })
 }
 
@@ -455,6 +857,63 @@ fn propagate_bounds(sys: &System, range: &dyn Fn(&Symbol) -> Interval) -> Option
                     b[v] = m;
                     changed = true;
                 }
+                if m.is_empty() {
+                    return None;
+                }
+                // Back to the factors, where every factor is >= 0: a product >= 1 has every
+                // factor >= 1 (a factor 0 makes it 0); and `x * P = v` with `P >= L >= 1`
+                // gives `x <= x*P / L <= hi(v) / L` (`x >= 0`), `P` the others' product.
+                if !fs.iter().all(|&(x, _)| b[x].lo >= 0) {
+                    continue;
+                }
+                for (i, &(x, _)) in fs.iter().enumerate() {
+                    let mut iv = b[x];
+                    if m.lo >= 1 {
+                        iv.lo = iv.lo.max(1);
+                    }
+                    if m.hi != POS_INF {
+                        // The others' lower bound, `x` itself once less.
+                        let mut low = Interval::point(1);
+                        for (j, &(y, e)) in fs.iter().enumerate() {
+                            let e = if j == i { e - 1 } else { e };
+                            low = low.mul(&Interval::point(b[y].lo).pow(e));
+                        }
+                        if low.lo >= 1 && low.lo != POS_INF {
+                            iv.hi = iv.hi.min(m.hi.div_euclid(low.lo));
+                        }
+                    }
+                    let iv = tame(iv, b[x]);
+                    if iv != b[x] {
+                        b[x] = iv;
+                        changed = true;
+                    }
+                    if iv.is_empty() {
+                        return None;
+                    }
+                }
+            }
+        }
+        // A disequality of one variable at an end of its bounds moves that end: an integer
+        // `x` in `[lo, hi]` with `c*x != c*lo` is in `[lo + 1, hi]`.
+        for r in &sys.nes {
+            let [(x, c)] = r.a[..] else { continue };
+            if r.b % c != 0 {
+                continue;
+            }
+            let at = r.b / c;
+            let mut iv = b[x];
+            if iv.lo == at {
+                iv.lo += 1;
+            }
+            if iv.hi == at {
+                iv.hi -= 1;
+            }
+            if iv != b[x] {
+                b[x] = iv;
+                changed = true;
+            }
+            if iv.is_empty() {
+                return None;
             }
         }
         for r in &all {
@@ -515,8 +974,26 @@ fn propagate_bounds(sys: &System, range: &dyn Fn(&Symbol) -> Interval) -> Option
     Some(b)
 }
 
+/// Rounds of the substitution of products with a fixed factor (see [`rows_with_cuts`]).
+const FIXED_ROUNDS: usize = 3;
+
+/// Bounds past this magnitude are moved out to it for the cuts of products.
+const CUT_CAP: i128 = 1 << 12;
+
+/// `iv` for the cuts of products: a lower bound above [`CUT_CAP`] lowered to it, an upper
+/// bound below `-CUT_CAP` raised to it. A wider box keeps every cut valid (each is a product
+/// of factors `x - l >= 0` or `u - x >= 0`, still true with `l` lower or `u` higher), and
+/// keeps the cuts' coefficients small: bounds that ran away (`3*b**2*q == b` pushes `b` to
+/// `2^40`) gave cuts whose combinations overflow in the elimination, which drops them.
+fn for_cuts(iv: Interval) -> Interval {
+    Interval {
+        lo: if iv.lo > CUT_CAP { CUT_CAP } else { iv.lo },
+        hi: if iv.hi != NEG_INF && iv.hi < -CUT_CAP { -CUT_CAP } else { iv.hi },
+    }
+}
+
 /// Linear cuts of the product `v = prod x_i^e_i` valid on the bounds of its factors.
-fn product_cuts(v: usize, fs: &[(usize, u32)], b: &[Interval], out: &mut Vec<Row>) {
+fn product_cuts(v: usize, fs: &[(usize, u32)], sys: &System, b: &[Interval], out: &mut Vec<Row>) {
     let factors: Vec<usize> = fs
         .iter()
         .flat_map(|&(x, e)| std::iter::repeat_n(x, e as usize))
@@ -524,7 +1001,7 @@ fn product_cuts(v: usize, fs: &[(usize, u32)], b: &[Interval], out: &mut Vec<Row
     let fin = |x: i128| x != NEG_INF && x != POS_INF;
     // Every factor >= l_i >= 0: v >= sum_i P_i * x_i - (d - 1) * prod l, P_i the product of
     // the other lower bounds; as a row: sum_i P_i * x_i - v <= (d - 1) * prod l.
-    let lows: Vec<i128> = factors.iter().map(|&x| b[x].lo).collect();
+    let lows: Vec<i128> = factors.iter().map(|&x| for_cuts(b[x]).lo).collect();
     if lows.iter().all(|&l| fin(l) && l >= 0) {
         let cut = || -> Option<Row> {
             let mut a: Vec<(usize, i128)> = Vec::new();
@@ -552,8 +1029,27 @@ fn product_cuts(v: usize, fs: &[(usize, u32)], b: &[Interval], out: &mut Vec<Row
             out.push(r);
         }
     }
-    let [x, y] = factors[..] else { return };
-    let (bx, by) = (b[x], b[y]);
+    // Each way to write `v` as `x * w`, `x` one factor and `w` the variable of the others
+    // (a single factor, or a sub-product that has a variable: see `System::enrich`).
+    for (i, &(x, _)) in fs.iter().enumerate() {
+        if i == 1 && fs.len() == 2 && fs[0].1 == 1 && fs[1].1 == 1 {
+            break; // `x*y` as `y*x` gives the same cuts
+        }
+        let rest = without_one(fs, x);
+        let w = match rest[..] {
+            [(w, 1)] => Some(w),
+            _ => sys.index.get(&Key::Product(rest)).copied(),
+        };
+        if let Some(w) = w {
+            pair_cuts(v, x, w, b, out);
+        }
+    }
+}
+
+/// The cuts of `v = x * y` (exact at every integer point) valid on the bounds of `x` and `y`.
+fn pair_cuts(v: usize, x: usize, y: usize, b: &[Interval], out: &mut Vec<Row>) {
+    let fin = |x: i128| x != NEG_INF && x != POS_INF;
+    let (bx, by) = (for_cuts(b[x]), for_cuts(b[y]));
     // McCormick: (x - lx)(y - ly) >= 0, (ux - x)(uy - y) >= 0 below; (x - lx)(uy - y) >= 0,
     // (ux - x)(y - ly) >= 0 above. Each as a row over x, y, v.
     let mut push = |cx: i128, cy: i128, cv: i128, k: Option<i128>| {
@@ -637,8 +1133,10 @@ fn tighten(mut r: Row) -> Row {
 
 /// Fourier-Motzkin elimination: `true` when the rows and equalities have no integer
 /// solution (a derived `0 <= b` with `b < 0`, or an equality whose gcd does not divide its
-/// constant). `false` when none was found or the rows grew past [`MAX_ROWS`].
-fn fourier_motzkin(mut rows: Vec<Row>, mut eqs: Vec<Row>, nvars: usize) -> bool {
+/// constant), or when a disequality of `nes` becomes `0 != 0` once the equalities are
+/// substituted into it (an exact rewriting on the region). `false` when none was found or
+/// the rows grew past [`MAX_ROWS`].
+fn fourier_motzkin(mut rows: Vec<Row>, mut eqs: Vec<Row>, mut nes: Vec<Row>, nvars: usize) -> bool {
     // Equalities: divisibility, then substitution of a variable with a unit coefficient.
     while let Some(e) = eqs.pop() {
         let g = e.a.iter().fold(0, |g, &(_, c)| gcd(g, c));
@@ -684,6 +1182,11 @@ fn fourier_motzkin(mut rows: Vec<Row>, mut eqs: Vec<Row>, nvars: usize) -> bool 
         }
         rows = next;
         eqs = eqs.iter().filter_map(subst).collect();
+        // The disequalities too: one that becomes `0 != 0` contradicts the equalities.
+        nes = nes.iter().filter_map(subst).collect();
+        if nes.iter().any(|r| r.a.is_empty() && r.b == 0) {
+            return true;
+        }
     }
     let mut set: FxMap<Vec<(usize, i128)>, i128> = FxMap::default();
     let insert = |set: &mut FxMap<Vec<(usize, i128)>, i128>, r: Row| -> bool {
@@ -825,6 +1328,130 @@ mod tests {
         }
     }
 
+    /// Products sharing factors (issue 39, family 1): a product against a product of a
+    /// subset of its factors. Empty, and neighbours that are not.
+    #[test]
+    fn products_sharing_factors() {
+        for region in [
+            &["b**3 + 2 <= b**2", "b >= 2"][..],
+            &["a*b*FloorDiv(b + 1, 2) == a*b", "b >= 3", "a >= 1"],
+            &["h*w*FloorDiv(c, 4) <= h*w", "FloorDiv(c, 4) >= 2", "h >= 2", "w >= 2"],
+            &["a**2*b <= a*b", "a >= 2", "b >= 1"],
+            &["a*b*c <= 2*b*c", "a >= 3", "b >= 1", "c >= 1"],
+        ] {
+            assert!(empty(region), "{region:?}");
+        }
+        for region in [
+            &["b**3 <= b**2", "b >= 1"][..],
+            &["a*b*FloorDiv(b + 1, 2) == a*b", "b >= 1", "a >= 1"],
+            &["h*w*FloorDiv(c, 4) <= h*w", "FloorDiv(c, 4) >= 1", "h >= 2", "w >= 2"],
+            &["a**2*b <= a*b", "a >= 1", "b >= 1"],
+            &["a*b*c <= 2*b*c", "a >= 2", "b >= 1", "c >= 1"],
+            &["a*b*c <= 2*b*c", "a >= 3"],
+        ] {
+            assert!(!empty(region), "{region:?}");
+        }
+    }
+
+    /// A symbol split by a constant divisor inside products (issue 39, family 2):
+    /// `b = 2*FloorDiv(b, 2) + Mod(b, 2)` inside `b**2`, `n*n2`.
+    #[test]
+    fn divisions_inside_products() {
+        for region in [
+            &["Mod(b, 2) == 0", "b**2 != 2*b*FloorDiv(b, 2)"][..],
+            &["n2 == 2*FloorDiv(n2, 2)", "n*n2 != 2*n*FloorDiv(n2, 2)"],
+            &["c == 4*FloorDiv(c, 4)", "c*h != 4*h*FloorDiv(c, 4)"],
+            &["Mod(t + 1, 2) == 1", "t*s != 2*s*FloorDiv(t + 1, 2)"],
+            &["Mod(b, 3) == 1", "a*b != 3*a*FloorDiv(b, 3) + a"],
+        ] {
+            assert!(empty(region), "{region:?}");
+        }
+        for region in [
+            &["Mod(b, 2) == 1", "b**2 != 2*b*FloorDiv(b, 2)"][..],
+            &["n*n2 != 2*n*FloorDiv(n2, 2)"],
+            &["c == 4*FloorDiv(c, 4) + 1", "c*h != 4*h*FloorDiv(c, 4)"],
+            &["Mod(t + 1, 2) == 0", "t*s != 2*s*FloorDiv(t + 1, 2)"],
+            &["Mod(b, 3) == 2", "a*b != 3*a*FloorDiv(b, 3) + a"],
+        ] {
+            assert!(!empty(region), "{region:?}");
+        }
+    }
+
+    /// Rules that the families above need on the way: a disequality at an end of a bound,
+    /// bounds back from a product to its factors, cases on a factor of few values, an
+    /// equality multiplied into a product, a factor fixed to one value. Each region empty,
+    /// and a neighbour that is not.
+    #[test]
+    fn bounds_cases_and_equalities_in_products() {
+        for region in [
+            // `FloorDiv(Min(Max(e - 1, 1), 2), 2)` is 0 or 1; `!= 1` makes it 0, `b*0 != 0`.
+            &[
+                "b*FloorDiv(Min(Max(e - 1, 1), 2), 2) != 0",
+                "FloorDiv(Min(Max(e - 1, 1), 2), 2) != 1",
+                "b >= 2",
+                "e >= 1",
+            ][..],
+            // A product 1 has every factor 1, against `a >= 2`.
+            &["a*b*FloorDiv(Min(b - 1, e), 2) == 1", "a >= 2", "b >= 2", "e >= 1"],
+            // `Min(a, e)` is 1 or 2 in the second case: `a*1 == a + 1`, `2*a == a + 1`.
+            &["a*Min(a, e) == a + 1", "a >= 2", "e >= 1", "Min(a, e) <= 2"],
+            // `c == 2*x` multiplied by `c`: `c**2 == 2*c*x`.
+            &["c == 2*x", "c**2 != 2*c*x"],
+            &[
+                "c == 2*FloorDiv(Min(c, FloorDiv(c, 2)) + 1, 2)",
+                "c**2 != 2*c*FloorDiv(Min(c, FloorDiv(c, 2)) + 1, 2)",
+                "c >= 2",
+            ],
+            // `q == 1` makes `c*q` equal to `c`.
+            &[
+                "FloorDiv(Max(w - 1, 1), 2) == 1",
+                "c*FloorDiv(Max(w - 1, 1), 2) != c",
+                "c >= 2",
+            ],
+            // A region of `cl_crop_flatten_tokens`' cover (many products and disequalities).
+            &[
+                "c*w == 2*c*FloorDiv(Max(w - 1, 1), 2)",
+                "h == 1",
+                "c*n*FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) != 0",
+                "c*h*w != 2*c*w*FloorDiv(h + 1, 2)",
+                "c*FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) != 1",
+                "c*w != c*FloorDiv(Max(w - 1, 1), 2)",
+                "c*FloorDiv(Max(w - 1, 1), 2) != 1",
+                "FloorDiv(Max(w - 1, 1), 2) != 1",
+                "FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) >= 2",
+                "c >= 2",
+                "h <= 2",
+                "n >= 2",
+                "w >= 3",
+                "FloorDiv(Max(w - 1, 1), 2) >= 2",
+            ],
+        ] {
+            assert!(empty(region), "{region:?}");
+        }
+        for region in [
+            &["b*FloorDiv(Min(Max(e - 1, 1), 2), 2) != 0", "b >= 2", "e >= 1"][..],
+            &["a*b*FloorDiv(e, 2) == 2", "a >= 1", "b >= 2"],
+            &["a*Min(a, e) == 2*a", "a >= 2", "e >= 1", "Min(a, e) <= 2"],
+            &["c == 2*x + 1", "c**2 != 2*c*x"],
+            &[
+                "FloorDiv(Max(w - 1, 1), 2) == 1",
+                "c*FloorDiv(Max(w - 1, 1), 2) != 2*c",
+                "c >= 2",
+            ],
+            &[
+                "c*w == 2*c*FloorDiv(Max(w - 1, 1), 2) + c",
+                "h == 1",
+                "c*n*FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) != 0",
+                "c*w != c*FloorDiv(Max(w - 1, 1), 2)",
+                "FloorDiv(Max(w - 1, 1), 2) >= 2",
+                "c >= 2",
+                "n >= 2",
+            ],
+        ] {
+            assert!(!empty(region), "{region:?}");
+        }
+    }
+
     /// Random conjunctions over 2 symbols (products, squares, `FloorDiv`, `Mod`, `Min`,
     /// `Max`): whenever one is called empty, no point of `0..=12` satisfies it.
     #[test]
@@ -843,8 +1470,77 @@ mod tests {
             "2*a - b",
             "1",
         ];
+        let (called, total) = brute_force(&atoms, 0x9e3779b97f4a7c15);
+        // The generator does reach both answers.
+        assert!(called > 100 && called < total, "{called} of {total}");
+    }
+
+    /// The same with the shapes of issue 39's families: products sharing factors,
+    /// divisions inside products, nested `Min`/`Max`/`FloorDiv`.
+    #[test]
+    fn regions_with_shared_factors_called_empty_have_no_point_in_a_box() {
+        let atoms = [
+            "a*b*FloorDiv(b + 1, 2)",
+            "a*b",
+            "b**3",
+            "b**2",
+            "a**2*b",
+            "b*FloorDiv(b, 2)",
+            "2*b*FloorDiv(b, 2)",
+            "a*Mod(b, 2)",
+            "a*FloorDiv(b, 3)",
+            "Mod(b, 2)",
+            "FloorDiv(Max(a - 2, 0) + 1, 2)",
+            "Min(b, 2)*a",
+            "Max(FloorDiv(a, 2), 1)*b",
+            "FloorDiv(Min(Max(a - 1, 1), 2), 2)*b",
+            "a*Min(a, b)",
+            "a",
+            "b",
+            "1",
+        ];
+        let (called, total) = brute_force(&atoms, 0x2545f4914f6cdd1d);
+        assert!(called > 100 && called < total, "{called} of {total}");
+    }
+
+    /// A development aid: reads regions, one a line, literals separated by tabs (a leading
+    /// field without a comparison is a label and skipped), from the file named by
+    /// `LINEAR_REGIONS`, and prints how many are shown empty and those that are not
+    /// (`RANDOM_PROGRAMS_REGIONS=1` makes `tests/random_programs.rs` print such lines).
+    #[test]
+    #[ignore]
+    fn regions_from_a_file() {
+        let Some(path) = std::env::var_os("LINEAR_REGIONS") else {
+            return;
+        };
+        let text = std::fs::read_to_string(path).unwrap();
+        let (mut shown, mut total) = (0, 0);
+        let start = std::time::Instant::now();
+        for line in text.lines() {
+            let lits: Vec<BoolExpr> = line
+                .split('\t')
+                .filter_map(|f| BoolExpr::parse(f).ok())
+                .collect();
+            if lits.is_empty() {
+                continue;
+            }
+            total += 1;
+            if conjunction_is_empty(&lits, &|_| Interval::FULL) {
+                shown += 1;
+            } else {
+                println!("NOT SHOWN\t{line}");
+            }
+        }
+        println!(
+            "{shown} of {total} shown empty in {:.2} s",
+            start.elapsed().as_secs_f64()
+        );
+    }
+
+    /// 3000 random conjunctions of 1-3 comparisons between `atoms`: each one called empty
+    /// has no point in `0..=12` (for `a` and `b`). Returns (called empty, total).
+    fn brute_force(atoms: &[&str], mut seed: u64) -> (usize, usize) {
         let rels = ["<=", "==", "!=", ">="];
-        let mut seed: u64 = 0x9e3779b97f4a7c15;
         let mut next = |n: usize| {
             seed ^= seed << 13;
             seed ^= seed >> 7;
@@ -880,7 +1576,6 @@ mod tests {
                 }
             }
         }
-        // The generator does reach both answers.
-        assert!(called > 100 && called < total, "{called} of {total}");
+        (called, total)
     }
 }
