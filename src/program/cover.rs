@@ -11,7 +11,7 @@
 //! the same category at the same step.
 
 use super::spec::{InputStrides, Program};
-use super::stepplan::plan_pairs;
+use super::stepplan::{conditions_differ, plan_pairs};
 use super::trace::{concrete_inputs, trace, ProgramTrace};
 use crate::aot::{cover, equal_under, CoverLimits, uncovered_by, CoverOptions, CoverTarget};
 use crate::sym::{decide_under, Bindings, BoolExpr, Expr, Guard, GuardSet, Symbol};
@@ -202,6 +202,11 @@ impl CoverTarget for Target<'_> {
                 let Ok(plans) = plan_pairs(&host.trace.plans, &new.trace.plans) else {
                     return false;
                 };
+                if conditions_differ(&host.trace.plan_conditions, &new.trace.plan_conditions)
+                    .is_some()
+                {
+                    return false;
+                }
                 same_shape
                     && equal_under(
                         &self.0.symbols,
@@ -233,6 +238,7 @@ impl CoverTarget for Target<'_> {
                 values: host.trace.values.clone(),
                 plans: host.trace.plans.clone(),
                 guards: GuardSet::from(guards),
+                plan_conditions: host.trace.plan_conditions.clone(),
             },
         })
     }

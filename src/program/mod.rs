@@ -160,5 +160,6 @@ pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use specialize::{specialize, ProgramSpecialization};
 pub use stepplan::StepPlan;
 pub use trace::{
-    concrete, concrete_planned, run_steps, run_steps_planned, trace, ProgramTrace, StepPlans, Value,
+    concrete, concrete_planned, run_steps, run_steps_planned, trace, PlanConditions, ProgramTrace,
+    StepPlans, Value,
 };
