@@ -414,7 +414,7 @@ impl EnvState {
         let worth = cond
             .exprs()
             .iter()
-            .any(|p| p.terms().iter().any(|t| !t.mono.is_empty()) && !p.has_non_polynomial());
+            .any(|p| p.terms().iter().any(|t| !t.mono.is_empty()));
         if !worth {
             return cond.clone();
         }
