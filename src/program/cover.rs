@@ -197,8 +197,10 @@ impl CoverTarget for Target<'_> {
                             && x.sizes.len() == y.sizes.len()
                             && x.strides.len() == y.strides.len()
                     });
-                // The kernel plans are part of the answer: a host whose plans differ
-                // from the new trace's cannot take its bindings.
+                // The kernel plans are part of the answer, where their plan conditions
+                // hold: a host whose plans or plan conditions differ from the new trace's
+                // cannot take its bindings (its plans would be promised under conditions
+                // decided in its own region).
                 let Ok(plans) = plan_pairs(&host.trace.plans, &new.trace.plans) else {
                     return false;
                 };
