@@ -41,7 +41,8 @@ use crate::{Error, Result};
 /// Soundness contract: for every binding of the program's symbols under which all `guards`
 /// hold, the values instantiated at the binding equal a fresh concrete run
 /// ([`super::concrete`]) at it, or, for an error specialization, the concrete run fails with
-/// the same error category.
+/// the same error category; and every kernel plan it instantiates there (for a step whose
+/// plan conditions hold) equals a fresh build's.
 #[derive(Clone, Debug)]
 pub struct ProgramSpecialization {
     /// The symbol values the trace ran at (program symbol order).
