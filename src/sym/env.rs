@@ -464,6 +464,18 @@ impl EnvState {
         super::simplify::decide_with_simplifier(&reduced, &self.know, &self.config.simplifier)
     }
 
+    /// `cond` that has no value at the hints (nothing recorded): a data-dependent error
+    /// when it involves an unbacked symbol, else the error (or value) of its evaluation.
+    fn without_hint(&self, cond: &BoolExpr, reason: impl FnOnce() -> String) -> Result<bool> {
+        match eval_bool_with(cond, &self.hint_lookup()) {
+            Err(Error::Symbol { .. }) => Err(Error::DataDependent {
+                expr: cond.to_string(),
+                reason: reason(),
+            }),
+            r => r,
+        }
+    }
+
     /// Records the value of `cond` at the hints as a plan condition (see
     /// [`ShapeEnv::record_plan_conditions`]): no guard, no fact.
     fn record_plan_condition(
@@ -472,15 +484,7 @@ impl EnvState {
         reason: impl FnOnce() -> String,
     ) -> Result<bool> {
         let Some(value) = self.hint_of(cond) else {
-            let look = self.hint_lookup();
-            return match eval_bool_with(cond, &look) {
-                Err(Error::Symbol { .. }) => Err(Error::DataDependent {
-                    expr: cond.to_string(),
-                    reason: reason(),
-                }),
-                Err(e) => Err(e),
-                Ok(v) => Ok(v),
-            };
+            return self.without_hint(cond, reason);
         };
         let fact = if value { cond.clone() } else { cond.not() };
         let list = self.plan_conditions.get_or_insert_with(Vec::new);
@@ -505,15 +509,7 @@ impl EnvState {
         }
         let Some(value) = self.hint_of(cond) else {
             // Either an unbacked symbol or an evaluation error at the hints.
-            let look = self.hint_lookup();
-            return match eval_bool_with(cond, &look) {
-                Err(Error::Symbol { .. }) => Err(Error::DataDependent {
-                    expr: cond.to_string(),
-                    reason: reason(),
-                }),
-                Err(e) => Err(e),
-                Ok(v) => Ok(v),
-            };
+            return self.without_hint(cond, reason);
         };
         let fact = if value { cond.clone() } else { cond.not() };
         if self.guards.iter().any(|g| g.cond == fact) {
