@@ -53,12 +53,28 @@ pub trait Int:
 {
     /// The boolean produced by comparisons.
     type Bool: Bool;
+    /// Whether values may be symbolic (false for `i64`): lets generic code skip work that
+    /// only a symbolic trace needs.
+    const SYMBOLIC: bool;
     /// A constant.
     fn from_i64(v: i64) -> Self;
     /// The example value (concrete value for `i64`), `None` for an unbacked symbol.
     fn hint(&self) -> Option<i64>;
     /// `Some(v)` when the value is a known constant (no symbols).
     fn as_const(&self) -> Option<i64>;
+    /// Runs `f` with its decisions taken as *plan decisions* on the environment of the
+    /// first symbolic value of `probe` ([`ShapeEnv::plan_scope`](crate::sym::ShapeEnv::plan_scope)):
+    /// decisions that only choose how a kernel iterates. Plain `f()` for `i64`.
+    fn plan_scope<'a, R>(
+        probe: impl IntoIterator<Item = &'a Self>,
+        f: impl FnOnce() -> Result<R>,
+    ) -> Result<R>
+    where
+        Self: 'a,
+    {
+        let _ = probe;
+        f()
+    }
     /// `self == other`
     fn sym_eq(&self, other: &Self) -> Self::Bool;
     /// `self != other`
@@ -151,6 +167,7 @@ impl Bool for bool {
 
 impl Int for i64 {
     type Bool = bool;
+    const SYMBOLIC: bool = false;
     #[inline]
     fn from_i64(v: i64) -> Self {
         v

@@ -254,12 +254,15 @@ fn dispatcher_instantiates_concrete_layouts_and_retraces() {
     }
 }
 
-/// A public single-op spec compiled as a one-step program has the single-op pipeline's
-/// guards (the same admitted bindings) and the same output layout.
+/// A public single-op spec compiled as a one-step program admits every binding the
+/// single-op pipeline's guards admit, with the same output layout; it may admit more, since
+/// a program trace records kernel-plan decisions (coalescing) as plan conditions where the
+/// single-op pipeline still guards them, and there its values are a fresh concrete run's.
 #[test]
 fn single_op_spec_as_a_program_matches_the_v1_pipeline() {
     let text = std::fs::read_to_string(symstride::testing::spec_path("public_specs.json")).unwrap();
     let specs: Json = serde_json::from_str(&text).unwrap();
+    let (mut both, mut only_program) = (0, 0);
     for sv in specs.as_array().unwrap() {
         let spec = Spec::from_value(sv).unwrap();
         let v1 = Artifact::compile(&spec, &CompileOptions::default()).unwrap();
@@ -270,19 +273,29 @@ fn single_op_spec_as_a_program_matches_the_v1_pipeline() {
         for pt in grid(spec.symbols.len(), 3) {
             let a1 = s1.admits(&pt).unwrap();
             let a2 = s2.admits(&pt).unwrap();
-            assert_eq!(
-                a1, a2,
+            assert!(
+                a2 || !a1,
                 "{:?} at {pt:?}: {:?} vs {:?}",
                 spec.name, s1.guards, s2.guards
             );
             if a1 {
+                both += 1;
                 let (sizes, strides) = s1.output_layout(&pt).unwrap();
                 let vals = s2.instantiate(&pt).unwrap();
                 let out = &vals[p.outputs[0]];
                 assert_eq!((&out.sizes, &out.strides), (&sizes, &strides));
+            } else if a2 {
+                only_program += 1;
+                assert_eq!(
+                    s2.instantiate(&pt).unwrap(),
+                    concrete(&p, &bind(&p, &pt)).unwrap(),
+                    "{:?} at {pt:?}",
+                    spec.name
+                );
             }
         }
     }
+    println!("admitted by both: {both}; by the one-step program only: {only_program}");
 }
 
 /// Concurrent dispatch (hits and misses from four threads) gives the results of serial use:
@@ -323,33 +336,40 @@ fn concurrent_dispatch_equals_serial() {
     }
 }
 
-/// A guard only TensorIterator's coalescing asked for (the demo's `b != 1 && s != 1` at
-/// step 4's amax, which with the ranges `b, s >= 1` reads `b >= 2 && s >= 2`) does not
-/// change any value's layout, but it does change that step's kernel
-/// plan (at `b = 1` the iteration dims merge differently). The plans are part of what a
-/// specialization promises, so weakening that guard is rejected on load, with the step's
-/// plan named; the unedited artifact loads.
+/// TensorIterator's coalescing decides no layout, so it is a plan condition of the demo's
+/// step 4 (`amax`: its iteration dims merge only when `b != 1`), not a guard: the stored
+/// guards (`b >= 1`, `s >= 2`) admit `b = 1`, where every value is the traced expression
+/// and step 4 gets no stored plan (the run plans it). A real guard still binds: weakening
+/// `s >= 2` (at `s = 1` the bias broadcasts and the layouts and plans differ) is rejected on
+/// load, naming the step's plan, and so is deleting it; the unedited artifact loads.
 #[test]
-fn a_weakened_coalescing_guard_is_rejected_through_the_kernel_plan() {
+fn coalescing_is_a_plan_condition_and_a_weakened_guard_is_rejected_through_the_plan() {
     let p = Program::from_json(symstride::program::DEMO_PROGRAM_JSON).unwrap();
     let v = compiled_json(&p);
-    assert!(load(&v).is_ok());
-    let guards = v["specializations"][0]["guards"].as_array().unwrap();
-    let g = guards
+    let a = load(&v).unwrap();
+    let spec = &a.specializations[0];
+    let conds: Vec<String> = spec.guards.iter().map(|g| g.cond.to_string()).collect();
+    assert_eq!(conds, ["b >= 1", "s >= 2"]);
+    assert!(spec.plan_conditions[3]
         .iter()
-        .position(|g| g["cond"] == "b >= 2 && s >= 2")
-        .expect("the demo's coalescing guard");
-    // The values alone cannot tell: at b = 1 every value's layout has the same expressions.
+        .any(|g| g.reason.contains("coalesce_dimensions")));
     let b1 = concrete(&p, &bind(&p, &[1, 5])).unwrap();
-    let t = symstride::program::trace(&p, &bind(&p, &[2, 5])).unwrap();
-    assert_eq!(t.instantiate(&bind(&p, &[1, 5])).unwrap(), b1);
+    assert!(spec.admits(&[1, 5]).unwrap());
+    let (mut values, mut plans) = (Vec::new(), Vec::new());
+    spec.instantiate_with_plans(&[1, 5], &mut values, &mut plans)
+        .unwrap();
+    assert_eq!(values, b1);
+    assert!(plans[3].is_none(), "step 4's plan conditions fail at b = 1");
+    let g = v["specializations"][0]["guards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|g| g["cond"] == "s >= 2")
+        .expect("the demo's broadcast guard");
     let mut edited = v.clone();
-    edited["specializations"][0]["guards"][g]["cond"] = Json::from("b >= 1 && s >= 2");
+    edited["specializations"][0]["guards"][g]["cond"] = Json::from("s >= 1");
     let err = load(&edited).unwrap_err();
-    // At b = 1 step 4's iteration dims coalesce to another rank: the message names the step
-    // and both structures.
-    assert!(err.contains("step 4 kernel plan"), "{err}");
-    assert!(err.contains("reduction plan of rank"), "{err}");
+    assert!(err.contains("kernel plan"), "{err}");
     let mut deleted = v.clone();
     deleted["specializations"][0]["guards"]
         .as_array_mut()

@@ -60,70 +60,21 @@ fn torch_guard_count(line: &Value) -> usize {
     line["torch_guards"].as_array().expect("torch_guards").len()
 }
 
-/// Programs whose single trace falls behind PyTorch's guard count and share, measured to be
-/// the kernel plan's doing. PyTorch's numbers come from a `FakeTensorMode` trace, which
-/// computes layouts only: its meta functions never build TensorIterator's iteration plan.
-/// A specialization here also promises each op's and reduction's plan (the permutation and
-/// coalesced shape it runs with, equal to the plan a fresh build makes: `src/program/
-/// stepplan.rs`), and coalescing decides on divisibility (`band_diagonals`: the unfolded
-/// windows merge with the next dim only when `n2` is even; `cl_crop_flatten_tokens`: the
-/// cropped rows merge only when `h` is even). For these programs the test asserts instead
-/// that every row PyTorch admits and the trace rejects is one where the trace's layouts
-/// are right but its kernel plan is not the fresh one (so no layout guard is stricter than
-/// PyTorch's), and that the guards left after removing those only the plan records
-/// (coalescing, a reduction's iteration order over its pre-allocated output) are at most
-/// PyTorch's count. Measured: `band_diagonals` 9 guards, 6 of them plan-only (PyTorch 5),
-/// share 0.135 (PyTorch 0.375), every one of the 48 rows between them plan-rejected;
-/// `cl_crop_flatten_tokens` 10 guards, 3 plan-only (PyTorch 22), share 0.08 (PyTorch 0.18),
-/// the 20 rows between them plan-rejected. PyTorch's counts also include guards on the
-/// inputs' strides (2 of `band_diagonals`' 5), which a spec's fixed input layouts never need.
-const PLAN_BOUND: &[&str] = &["band_diagonals", "cl_crop_flatten_tokens"];
-
 /// Programs whose `--cover` the case split does not prove complete yet: every uncovered
 /// region is empty, which the emptiness test (`sym::linear`) does not show yet. For these
 /// the cover must still admit every row with PyTorch's answer, checked below; only the
 /// completeness flag is not asserted. Remove a name when its cover becomes complete. Empty
 /// since issue #39's second emptiness round (products sharing factors, divisions inside
-/// products, bounds back from products, cases on factors of few values): the last five
-/// (`group_norm_groups4_cl`, `cl_stride3_crop`, `half_split_heads`,
-/// `cl_crop_flatten_tokens`, `band_diagonals`) are complete, and their proofs replay.
+/// products, bounds back from products, cases on factors of few values): the last two
+/// (`cl_stride3_crop`, `cl_crop_flatten_tokens`) are complete, and their proofs replay.
 const COVER_AWAITS_EMPTINESS: &[&str] = &[];
 
-/// Programs whose `--cover` the compile refuses to write: the compile verifies what it would
-/// write with the loader's own procedure, which can need a region shown empty that the
-/// emptiness test does not show yet. Every cover that is written must load, for these too.
-/// Empty since the loader's emptiness proof (`aot::retrace`) also reasons linearly over the
-/// whole conjunction (`time_pool_stride2`: `b == 0`, `t == FloorDiv(t + 1, 2) == 1` with
-/// `FloorDiv(t, 2) == FloorDiv(t + 1, 2)`, issue #39); its cover is written and loads.
-const COVER_REFUSED_UNVERIFIABLE: &[&str] = &[];
-
 /// Why the single trace `t` rejects binding `b`: its values differ from a fresh concrete
-/// trace (`"layout"`); or they are equal and either its kernel plans differ from the fresh
-/// build's or every guard that fails at `b` was recorded only for the plan ([`plan_only`];
-/// e.g. an iteration order decided on `FloorDiv(n2, 2) >= 2` whose plan at `n2 = 2`
-/// coincides once the size-1 dim is coalesced away) (`"plan"`); else `"guard"`: a layout
-/// guard stricter than needed there.
+/// trace (`"layout"`), else `"guard"`: a guard stricter than needed there.
 fn why_rejected(p: &Program, t: &ProgramTrace, b: &Bindings) -> &'static str {
-    let Ok((values, plans)) = concrete_planned(p, b) else {
-        return "layout";
-    };
-    if t.instantiate(b).ok().as_ref() != Some(&values) {
-        return "layout";
-    }
-    let ours = t
-        .plans
-        .iter()
-        .map(|s| s.as_ref().map(|s| s.try_map(|e| e.eval(b))).transpose())
-        .collect::<symstride::Result<Vec<_>>>();
-    let only_plan_guards_fail = t
-        .guards
-        .guards
-        .iter()
-        .filter(|g| !g.cond.eval(b).unwrap())
-        .all(|g| plan_only(&g.reason));
-    match ours {
-        Ok(ours) if ours == plans && !only_plan_guards_fail => "guard",
-        _ => "plan",
+    match concrete(p, b) {
+        Ok(values) if t.instantiate(b).ok().as_ref() == Some(&values) => "guard",
+        _ => "layout",
     }
 }
 
@@ -152,26 +103,22 @@ fn round_trip(a: &ProgramArtifact, points: &[Vec<i64>]) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether a guard is recorded only for the kernel plan: coalescing runs after the outputs
-/// are allocated, and a reduction's iteration order is chosen over its allocated output.
-fn plan_only(reason: &str) -> bool {
-    reason.contains("coalesce_dimensions") || reason.contains("compute_perm: output")
-}
-
 /// For every program of `program_coverage.jsonl` (the public programs) and
 /// `program_coverage_hard.jsonl` (the hard programs: floor division, strided slices,
 /// `unflatten(-1)`, `diagonal`, `unfold`, channels-last crops): one trace at the hints; at
 /// every row binding the guards admit, the instantiated outputs equal PyTorch's (an error
 /// only with PyTorch's category); the concrete trace equals PyTorch at every row; guards and
 /// coverage compared with PyTorch's (at least PyTorch's coverage with at most its number of
-/// guards, except [`PLAN_BOUND`]) and printed (`cargo test --test programs -- --nocapture`).
+/// guards) and printed (`cargo test --test programs -- --nocapture`), with the number of
+/// plan conditions (kernel-plan decisions, which are no guards: PyTorch's `FakeTensorMode`
+/// trace builds no iteration plan either; see `ProgramTrace::plan_conditions`).
 /// The single plan's artifact and the cover's (`cover_program`, sizes >= 0) are saved and
 /// loaded back. The cover: proved complete (and re-proved from its traces), it admits every
 /// row binding, and the first admitting trace's outputs (or error category) are PyTorch's at
 /// every row; its trace count and compile time are printed in the same table.
 #[test]
 fn program_coverage_against_pytorch() {
-    println!("| program | guards ours/PyTorch (plan-only) | coverage ours/PyTorch | PyTorch-admitted rows rejected: plan/layout/guard | cover complete | trace time ours/PyTorch | cover: specializations | cover: compile time |");
+    println!("| program | guards ours/PyTorch (plan conditions) | coverage ours/PyTorch | PyTorch-admitted rows rejected: layout/guard | cover complete | trace time ours/PyTorch | cover: specializations | cover: compile time |");
     println!("|---|---|---|---|---|---|---|---|");
     let mut failures = Vec::new();
     for (file, count) in [
@@ -241,13 +188,11 @@ fn check_coverage_line(line: &Value) -> Vec<String> {
             if std::env::var_os("RANDOM_PROGRAMS_REGIONS").is_some() {
                 eprintln!("REFUSED\t{}\t{e}", p.name);
             }
-            if !COVER_REFUSED_UNVERIFIABLE.contains(&p.name.as_str()) {
-                behind.push(format!("{}: the cover's compile: {e}", p.name));
-            }
+            behind.push(format!("{}: the cover's compile: {e}", p.name));
         }
     }
     let mut admitted = 0usize;
-    let (mut by_plan, mut by_layout, mut by_guard) = (0usize, 0usize, 0usize);
+    let (mut by_layout, mut by_guard) = (0usize, 0usize);
     for row in rows {
         let b = p.bindings(row["binding"].as_object().unwrap()).unwrap();
         let torch = &row["torch_out"];
@@ -287,7 +232,6 @@ fn check_coverage_line(line: &Value) -> Vec<String> {
             );
         } else if row["torch_pass"] == true {
             match why_rejected(&p, &t, &b) {
-                "plan" => by_plan += 1,
                 "layout" => by_layout += 1,
                 _ => by_guard += 1,
             }
@@ -297,21 +241,15 @@ fn check_coverage_line(line: &Value) -> Vec<String> {
     let torch_cov = line["torch_coverage"].as_f64().unwrap();
     let torch_guards = torch_guard_count(line);
     let torch_s = line["torch_trace_s"].as_f64().unwrap();
-    let plan_guards = t
-        .guards
-        .guards
-        .iter()
-        .filter(|g| plan_only(&g.reason))
-        .count();
+    let plan_conditions: usize = t.plan_conditions.iter().map(Vec::len).sum();
     println!(
-        "| {} | {}/{} ({}) | {:.3}/{:.3} | {}/{}/{} | {} | {:.2} ms/{:.1} ms | {} | {:.1} ms |",
+        "| {} | {}/{} ({}) | {:.3}/{:.3} | {}/{} | {} | {:.2} ms/{:.1} ms | {} | {:.1} ms |",
         p.name,
         t.guards.len(),
         torch_guards,
-        plan_guards,
+        plan_conditions,
         ours_cov,
         torch_cov,
-        by_plan,
         by_layout,
         by_guard,
         if cover.complete { "yes" } else { "no" },
@@ -322,23 +260,6 @@ fn check_coverage_line(line: &Value) -> Vec<String> {
     );
     for g in &t.guards.guards {
         println!("    {}    ({})", g.cond, g.reason);
-    }
-    if PLAN_BOUND.contains(&p.name.as_str()) {
-        // Behind only through the kernel plan (see PLAN_BOUND).
-        if by_layout + by_guard > 0 {
-            behind.push(format!(
-                "{}: {by_layout} rows PyTorch admits rejected with wrong layouts, {by_guard} with a needless guard",
-                p.name
-            ));
-        }
-        if t.guards.len() - plan_guards > torch_guards {
-            behind.push(format!(
-                "{}: {} guards besides the plan's > PyTorch's {torch_guards}",
-                p.name,
-                t.guards.len() - plan_guards
-            ));
-        }
-        return behind;
     }
     if ours_cov < torch_cov {
         behind.push(format!(
@@ -479,7 +400,18 @@ proptest! {
                     s.instantiate_with_plans(pt, &mut reused, &mut plans).unwrap();
                     let (cv, cp) = concrete_planned(&p, &b).unwrap();
                     prop_assert_eq!(&reused, &cv, "{} at {:?}", spec, pt);
-                    prop_assert_eq!(&plans, &cp, "{} at {:?}: plans", spec, pt);
+                    // A step whose plan conditions fail here has no plan (the run plans
+                    // it); every other kernel step's plan is the fresh build's.
+                    prop_assert_eq!(plans.len(), cp.len());
+                    for (k, (ours, fresh)) in plans.iter().zip(&cp).enumerate() {
+                        match ours {
+                            Some(_) => prop_assert_eq!(ours, fresh, "{} at {:?}: step {} plan", spec, pt, k),
+                            None => {
+                                let holds = s.plan_conditions[k].iter().all(|g| g.cond.eval(&b).unwrap_or(false));
+                                prop_assert!(fresh.is_none() || !holds, "{} at {:?}: step {} has no plan, yet its conditions hold", spec, pt, k);
+                            }
+                        }
+                    }
                     // The fusion plan decided at the symbolic trace is the one the rules
                     // decide on the concrete layouts at every admitted binding.
                     prop_assert_eq!(&s.fusion, &plan_fusion(&p, &cv), "{} at {:?}: fusion", spec, pt);
@@ -1480,6 +1412,59 @@ proptest! {
         prop_assert!(plan.to_string().contains("steps 1-7 fused row by row"), "{spec}: {plan}");
         if let Err(e) = run_both(&p, &bind, &pools()[threads]) {
             prop_assert!(false, "{spec} at {point:?}: {e}");
+        }
+    }
+}
+
+/// Kernel-plan decisions are plan conditions, not guards: a trace at an even `n2` (where
+/// the unfolded windows' dimension merges with the next one) admits an odd `n2` too, whose
+/// layouts are the same expressions; there the reduction's traced plan is not the fresh
+/// build's, so the specialization gives that step no plan and the run plans it from the
+/// concrete layouts. Outputs equal a run that plans every step afresh, at both parities.
+#[test]
+fn failing_plan_conditions_plan_the_step_at_run_time() {
+    use symstride::kernel::ExecConfig;
+    use symstride::program::{
+        fill_inputs, run_program, tensor_values, Fuse, ProgramArtifact, ProgramDispatcher,
+    };
+    let p = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["b", "n", "n2"], "layout": "contiguous"}],
+            "hints": {"b": 2, "n": 3, "n2": 6},
+            "steps": [{"let": "w", "op": "unfold", "args": ["x", 2, 2, 2]},
+                      {"let": "m", "op": "amax", "args": ["w", [-1]]}],
+            "outputs": ["m"]}"#,
+    )
+    .unwrap();
+    let t = trace(&p, &p.hint_bindings()).unwrap();
+    assert!(
+        t.guards.guards.iter().all(|g| !g.reason.contains("coalesce")),
+        "{:?}",
+        t.guards
+    );
+    assert!(t.plan_conditions[1].iter().any(|g| g.reason.contains("coalesce")));
+    let d = ProgramDispatcher::new(ProgramArtifact::compile(&p).unwrap()).unwrap();
+    let spec = d.specialization(0).unwrap();
+    let cfg = ExecConfig::default().with_grain_size(8);
+    for (n2, planned_at_run) in [(6, false), (8, false), (7, true), (9, true)] {
+        let at = [2, 3, n2];
+        assert!(spec.admits(&at).unwrap(), "n2 = {n2}");
+        let (mut values, mut plans) = (Vec::new(), Vec::new());
+        spec.instantiate_with_plans(&at, &mut values, &mut plans).unwrap();
+        assert_eq!(plans[1].is_none(), planned_at_run, "n2 = {n2}");
+        let b = Bindings::from_pairs([("b", 2), ("n", 3), ("n2", n2)]);
+        let (cv, cp) = concrete_planned(&p, &b).unwrap();
+        assert_eq!(values, cv);
+        if !planned_at_run {
+            assert_eq!(plans, cp);
+        }
+        let want = run_program(&p, &cv, fill_inputs(&p, &cv).unwrap(), &cfg).unwrap();
+        let run = d
+            .run_with(fill_inputs(&p, &cv).unwrap(), &cfg, Fuse::Chains)
+            .unwrap();
+        assert!(!run.dispatched.unwrap().retraced, "n2 = {n2}");
+        for (g, w) in run.outputs.iter().zip(&want) {
+            assert_eq!((g.sizes(), g.strides()), (w.sizes(), w.strides()));
+            assert_eq!(tensor_values(g).unwrap(), tensor_values(w).unwrap(), "n2 = {n2}");
         }
     }
 }

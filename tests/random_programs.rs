@@ -11,7 +11,9 @@
 //!   domain in the region is found by brute force over a box of small values (a region
 //!   without one is most likely an empty region the split failed to rule out);
 //! * at random bindings, what a loaded artifact admits equals a fresh concrete trace (every
-//!   value's layout, or the error category), and a complete cover admits every binding.
+//!   value's layout, or the error category), every kernel plan it gives there equals a
+//!   fresh build's (a step whose plan conditions fail gets none), and a complete cover
+//!   admits every binding.
 //!
 //! The number of programs is `PROPTEST_CASES` (default [`DEFAULT_CASES`], sized for CI);
 //! `RANDOM_PROGRAMS_SEED` picks another sequence. A longer run, e.g.
@@ -26,7 +28,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use symstride::aot::CoverOptions;
-use symstride::program::{concrete, Program, ProgramArtifact};
+use symstride::program::{concrete, concrete_planned, Program, ProgramArtifact};
 use symstride::sym::{Bindings, BoolExpr};
 
 /// Programs per run unless `PROPTEST_CASES` says otherwise.
@@ -300,6 +302,24 @@ fn answers_like_concrete(
                     return Err((
                         "admitted binding differs from the concrete trace",
                         format!("{what}: specialization {k} at {pt:?}"),
+                    ));
+                }
+                // Every stored kernel plan the specialization gives here (a step whose
+                // plan conditions fail gets none: the run plans it) is the fresh build's.
+                let (mut values, mut plans) = (Vec::new(), Vec::new());
+                a.specializations[k]
+                    .instantiate_with_plans(pt, &mut values, &mut plans)
+                    .map_err(|e| ("check error", format!("{what} at {pt:?}: plans: {e}")))?;
+                let (_, fresh) = concrete_planned(p, &b)
+                    .map_err(|e| ("check error", format!("{what} at {pt:?}: {e}")))?;
+                if let Some(step) = plans
+                    .iter()
+                    .zip(&fresh)
+                    .position(|(ours, fresh)| ours.is_some() && ours != fresh)
+                {
+                    return Err((
+                        "admitted binding's kernel plan differs from a fresh build's",
+                        format!("{what}: specialization {k} at {pt:?}, step {}", step + 1),
                     ));
                 }
             }

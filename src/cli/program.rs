@@ -189,6 +189,17 @@ pub fn describe(a: &ProgramArtifact) -> String {
             }
         }
         s.push_str(&super::guards::guard_lines(&sp.guards));
+        let conditions: Vec<symstride::sym::Guard> =
+            sp.plan_conditions.iter().flatten().cloned().collect();
+        if !conditions.is_empty() {
+            let _ = writeln!(
+                s,
+                "  plan conditions (no guards: where one fails, its step is planned at run time):"
+            );
+            for line in super::guards::guard_lines(&conditions).lines() {
+                let _ = writeln!(s, "  {line}");
+            }
+        }
         if sp.values.is_ok() {
             let _ = writeln!(s, "  fused: {}", sp.fusion);
         }

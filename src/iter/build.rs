@@ -104,13 +104,32 @@ pub(super) fn build<I: Int>(config: &TensorIteratorConfig<I>) -> Result<(Plan<I>
     let canonical_empty = it.options.canonical_empty
         && !it.options.is_reduction
         && it.shape.iter().any(|s| s.as_const() == Some(0));
-    if !(it.options.allow_fast_setup && it.fast_set_up()?) {
-        it.compute_strides()?;
-        it.reorder_dimensions()?;
-        it.allocate_or_resize_outputs()?;
-        if it.options.coalesce_dimensions && !canonical_empty {
-            it.coalesce_dimensions()?;
+    // Past this point, a decision decides a layout only through an output this build
+    // allocates (`fast_set_up`'s and `compute_perm`'s choice of its strides); with every
+    // output given, and always for `coalesce_dimensions` (which runs after allocation),
+    // decisions only choose how the kernel iterates: plan decisions (`Int::plan_scope`).
+    let probe = if I::SYMBOLIC {
+        it.symbolic_probe()
+    } else {
+        None
+    };
+    let allocates = (0..it.num_outputs).any(|i| !it.operands[i].participates());
+    let coalesce = it.options.coalesce_dimensions && !canonical_empty;
+    let iterate = |it: &mut TensorIterator<'_, I>| -> Result<()> {
+        if !(it.options.allow_fast_setup && it.fast_set_up()?) {
+            it.compute_strides()?;
+            it.reorder_dimensions()?;
+            it.allocate_or_resize_outputs()?;
+            if coalesce {
+                I::plan_scope(probe.as_ref(), || it.coalesce_dimensions())?;
+            }
         }
+        Ok(())
+    };
+    if allocates {
+        iterate(&mut it)?;
+    } else {
+        I::plan_scope(probe.as_ref(), || iterate(&mut it))?;
     }
     let mut plan = it.into_plan();
     if canonical_empty {
@@ -598,6 +617,17 @@ impl<'a, I: Int> TensorIterator<'a, I> {
             }
         }
         Ok(0)
+    }
+
+    /// The first symbolic integer among the shape and the operands' layouts (the
+    /// environment a [`Int::plan_scope`] enters), `None` when all are constants.
+    fn symbolic_probe(&self) -> Option<I> {
+        let tensors = self.operands.iter().filter_map(|o| o.tensor);
+        self.shape
+            .iter()
+            .chain(tensors.flat_map(|t| t.sizes.iter().chain(&t.strides).chain([&t.storage_offset])))
+            .find(|x| x.as_const().is_none())
+            .cloned()
     }
 
     /// `compute_perm`: insertion sort of the dimensions (starting from reversed user order)

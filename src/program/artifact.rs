@@ -43,8 +43,8 @@ use super::dispatch::input_layouts;
 use super::fuse::{check_fusion, plan_fusion, FusionPlan};
 use super::spec::Program;
 use super::specialize::{bindings_of, fusion_values, specialize, ProgramSpecialization};
-use super::stepplan::{describe_structure, plan_pairs, StepPlan};
-use super::trace::{concrete, trace, ProgramTrace, StepPlans, Value};
+use super::stepplan::{conditions_differ, describe_structure, plan_pairs, StepPlan};
+use super::trace::{concrete, trace, PlanConditions, ProgramTrace, StepPlans, Value};
 use crate::aot::{
     art, in_specialization, load_traced_at, load_verify_points, strings, verify_stored_pooled, Artifact, CoverOptions, Coverage, Hints, Mismatch, TracedGuards,
     Pairs, RawGuard, Retrace, Traced as Made, ARTIFACT_FORMAT,
@@ -135,10 +135,12 @@ struct ProgramSubject<'a>(&'a Program);
 
 type Values = std::result::Result<Vec<Value<Expr>>, Error>;
 
-/// What the verifier compares: the values and, per step, the kernel plans.
+/// What the verifier compares: the values and, per step, the kernel plans and their plan
+/// conditions.
 struct Payload {
     values: Values,
     plans: StepPlans<Expr>,
+    conditions: PlanConditions,
 }
 
 impl Retrace for ProgramSubject<'_> {
@@ -163,6 +165,7 @@ impl Retrace for ProgramSubject<'_> {
             Payload {
                 values: t.values,
                 plans: t.plans,
+                conditions: t.plan_conditions,
             },
         ))
     }
@@ -239,6 +242,21 @@ impl Retrace for ProgramSubject<'_> {
         for (k, x, y) in plan_pairs {
             pairs.push((format!("step {} kernel plan", k + 1), x, y));
         }
+        if let Some(k) = conditions_differ(&stored_all.conditions, &traced_all.conditions) {
+            let at = |c: &PlanConditions| {
+                c.get(k).map_or_else(String::new, |gs| {
+                    gs.iter()
+                        .map(|g| g.cond.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" && ")
+                })
+            };
+            return Err((
+                format!("step {} plan conditions", k + 1),
+                at(&stored_all.conditions),
+                at(&traced_all.conditions),
+            ));
+        }
         Ok(pairs)
     }
 }
@@ -290,6 +308,7 @@ impl ProgramArtifact {
                     Payload {
                         values: t.values,
                         plans: t.plans,
+                        conditions: t.plan_conditions,
                     },
                 )
             })
@@ -621,16 +640,17 @@ fn verify_specialization(
     } else {
         None
     };
-    let plans = seed
-        .as_ref()
-        .map_or_else(Vec::new, |(_, t)| t.plans.clone());
+    let (plans, conditions) = seed.as_ref().map_or_else(
+        || (Vec::new(), Vec::new()),
+        |(_, t)| (t.plans.clone(), t.conditions.clone()),
+    );
     // The fusion plan is checked once the values are verified (below).
     let mut spec = ProgramSpecialization::new(
         p,
         traced_at.clone(),
         guards,
         values,
-        plans,
+        (plans, conditions),
         FusionPlan::default(),
     )
     .map_err(|e| art(e.to_string()))?;
@@ -655,6 +675,7 @@ fn verify_specialization(
     let stored = Payload {
         values: spec.values.clone(),
         plans: spec.plans.clone(),
+        conditions: spec.plan_conditions.clone(),
     };
     // The plan decided from the trace at the trace point (before the verifier consumes
     // it), sizes compared under the stored guards: a cover's merged specialization was
@@ -811,6 +832,7 @@ fn check_coverage(
                 values: s.values.clone(),
                 plans: s.plans.clone(),
                 guards: GuardSet::from(s.guards.clone()),
+                plan_conditions: s.plan_conditions.clone(),
             })
             .collect();
         if let Some(r) = program_uncovered_region(p, &c.domain, &traces) {

@@ -11,7 +11,7 @@
 //! the same category at the same step.
 
 use super::spec::{InputStrides, Program};
-use super::stepplan::plan_pairs;
+use super::stepplan::{conditions_differ, plan_pairs};
 use super::trace::{concrete_inputs, trace, ProgramTrace};
 use crate::aot::{cover, equal_under, CoverLimits, uncovered_by, CoverOptions, CoverTarget};
 use crate::sym::{decide_under, Bindings, BoolExpr, Expr, Guard, GuardSet, Symbol};
@@ -197,11 +197,18 @@ impl CoverTarget for Target<'_> {
                             && x.sizes.len() == y.sizes.len()
                             && x.strides.len() == y.strides.len()
                     });
-                // The kernel plans are part of the answer: a host whose plans differ
-                // from the new trace's cannot take its bindings.
+                // The kernel plans are part of the answer, where their plan conditions
+                // hold: a host whose plans or plan conditions differ from the new trace's
+                // cannot take its bindings (its plans would be promised under conditions
+                // decided in its own region).
                 let Ok(plans) = plan_pairs(&host.trace.plans, &new.trace.plans) else {
                     return false;
                 };
+                if conditions_differ(&host.trace.plan_conditions, &new.trace.plan_conditions)
+                    .is_some()
+                {
+                    return false;
+                }
                 same_shape
                     && equal_under(
                         &self.0.symbols,
@@ -233,6 +240,7 @@ impl CoverTarget for Target<'_> {
                 values: host.trace.values.clone(),
                 plans: host.trace.plans.clone(),
                 guards: GuardSet::from(guards),
+                plan_conditions: host.trace.plan_conditions.clone(),
             },
         })
     }

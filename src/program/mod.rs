@@ -23,7 +23,10 @@
 //! symbols from the inputs' layouts (the single-op binder), runs the guards, instantiates
 //! every value, re-traces on a miss, and executes through the kernels
 //! ([`ProgramDispatcher::run_with`]: the specialization's fused chains, every other step
-//! from its stored kernel plan, through the one executor [`run_program_with`]).
+//! from its stored kernel plan, through the one executor [`run_program_with`]). The trace
+//! records TensorIterator's kernel-plan decisions as plan conditions, not guards
+//! ([`ProgramTrace::plan_conditions`]): a step whose conditions fail at a binding is planned
+//! from its concrete layouts instead.
 //! A cached dispatch of the 8-step [`DEMO_PROGRAM_JSON`] (bind + guards + all values, no
 //! kernel) takes about a tenth of a microsecond (`symstride bench --only program`).
 //!
@@ -160,5 +163,6 @@ pub use spec::{InputStrides, Program, ProgramInput, Step, StepArg, StepOp};
 pub use specialize::{specialize, ProgramSpecialization};
 pub use stepplan::StepPlan;
 pub use trace::{
-    concrete, concrete_planned, run_steps, run_steps_planned, trace, ProgramTrace, StepPlans, Value,
+    concrete, concrete_planned, run_steps, run_steps_planned, trace, PlanConditions, ProgramTrace,
+    StepPlans, Value,
 };

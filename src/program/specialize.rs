@@ -31,7 +31,7 @@
 use super::fuse::{check_fusion, plan_fusion, FusionPlan};
 use super::spec::Program;
 use super::stepplan::StepPlan;
-use super::trace::{trace, ProgramTrace, StepPlans, Value};
+use super::trace::{trace, PlanConditions, ProgramTrace, StepPlans, Value};
 use crate::aot::{equal_under, ExprProgram};
 use crate::sym::{Bindings, CompiledGuards, Expr, Guard, GuardSet};
 use crate::{Error, Result};
@@ -41,7 +41,8 @@ use crate::{Error, Result};
 /// Soundness contract: for every binding of the program's symbols under which all `guards`
 /// hold, the values instantiated at the binding equal a fresh concrete run
 /// ([`super::concrete`]) at it, or, for an error specialization, the concrete run fails with
-/// the same error category.
+/// the same error category; and every kernel plan it instantiates there (for a step whose
+/// plan conditions hold) equals a fresh build's.
 #[derive(Clone, Debug)]
 pub struct ProgramSpecialization {
     /// The symbol values the trace ran at (program symbol order).
@@ -55,6 +56,10 @@ pub struct ProgramSpecialization {
     /// and copies; empty for an error specialization). Compiled, after the values, into the
     /// straight-line program a run evaluates (`planned`).
     pub plans: StepPlans<Expr>,
+    /// Per step, the plan conditions of its kernel plan ([`ProgramTrace::plan_conditions`];
+    /// empty for an error specialization): a run where a step's conditions fail plans that
+    /// step from the concrete layouts instead of instantiating its traced plan.
+    pub plan_conditions: PlanConditions,
     /// The elementwise chains a run evaluates in one pass each, decided at the trace
     /// ([`plan_fusion`] over `values`; empty for an error specialization).
     pub fusion: FusionPlan,
@@ -76,6 +81,8 @@ pub struct ProgramSpecialization {
     skeleton: Vec<Value<i64>>,
     /// The plans' structure (integers zero), to instantiate into.
     plan_skeleton: StepPlans<i64>,
+    /// `plan_conditions` compiled, per step (`None` for a step without any).
+    plan_checks: Vec<Option<CompiledGuards>>,
 }
 
 impl PartialEq for ProgramSpecialization {
@@ -84,6 +91,7 @@ impl PartialEq for ProgramSpecialization {
             && self.guards == other.guards
             && self.values == other.values
             && self.plans == other.plans
+            && self.plan_conditions == other.plan_conditions
             && self.fusion == other.fusion
     }
 }
@@ -193,22 +201,31 @@ impl ProgramSpecialization {
         t: ProgramTrace,
     ) -> Result<ProgramSpecialization> {
         let fusion = decide_fusion(p, &traced_at, &t.guards.guards, &t.values);
-        ProgramSpecialization::new(p, traced_at, t.guards.guards, t.values, t.plans, fusion)
+        ProgramSpecialization::new(
+            p,
+            traced_at,
+            t.guards.guards,
+            t.values,
+            (t.plans, t.plan_conditions),
+            fusion,
+        )
     }
 
     /// Assembles and compiles a specialization: guards and values must mention only the
     /// program's symbols, and the values must have the program's structure (one per input
     /// and step, each with as many strides as sizes), the plans one per step, and the
     /// fusion plan a valid fusion of the values ([`check_fusion`]; empty for an error
-    /// specialization).
+    /// specialization). `plans`: the step plans and their plan conditions, one entry per
+    /// step each (both empty for an error specialization).
     pub fn new(
         p: &Program,
         traced_at: Vec<i64>,
         guards: Vec<Guard>,
         values: std::result::Result<Vec<Value<Expr>>, Error>,
-        plans: StepPlans<Expr>,
+        plans: (StepPlans<Expr>, PlanConditions),
         fusion: FusionPlan,
     ) -> Result<ProgramSpecialization> {
+        let (plans, plan_conditions) = plans;
         if traced_at.len() != p.symbols.len() {
             return Err(Error::invalid(format!(
                 "specialization traced at {} values for {} symbols",
@@ -227,10 +244,11 @@ impl ProgramSpecialization {
         let compiled = set.compile(&p.symbols)?;
         let (program, planned, skel, plan_skel) = match &values {
             Ok(vs) => {
-                if plans.len() != p.steps.len() {
+                if plans.len() != p.steps.len() || plan_conditions.len() != p.steps.len() {
                     return Err(Error::invalid(format!(
-                        "{} step plans for a program of {} steps",
+                        "{} step plans and {} steps' plan conditions for a program of {} steps",
                         plans.len(),
+                        plan_conditions.len(),
                         p.steps.len()
                     )));
                 }
@@ -294,7 +312,30 @@ impl ProgramSpecialization {
                 (None, None, Vec::new(), Vec::new())
             }
         };
-        let plans = if program.is_some() { plans } else { Vec::new() };
+        let (plans, plan_conditions) = if program.is_some() {
+            (plans, plan_conditions)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let plan_checks = plan_conditions
+            .iter()
+            .map(|c| {
+                if c.is_empty() {
+                    return Ok(None);
+                }
+                let set = GuardSet::from(c.clone());
+                if let Some(s) = set
+                    .symbols()
+                    .into_iter()
+                    .find(|s| !p.symbols.iter().any(|n| n == s.as_str()))
+                {
+                    return Err(Error::symbol(format!(
+                        "plan condition mentions unknown symbol `{s}`"
+                    )));
+                }
+                set.compile(&p.symbols).map(Some)
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(ProgramSpecialization {
             traced_at,
             guards,
@@ -302,12 +343,14 @@ impl ProgramSpecialization {
             symbols: p.symbols.clone(),
             compiled,
             plans,
+            plan_conditions,
             fusion,
             verify_points: None,
             program,
             planned,
             skeleton: skel,
             plan_skeleton: plan_skel,
+            plan_checks,
         })
     }
 
@@ -356,7 +399,9 @@ impl ProgramSpecialization {
 
     /// [`Self::instantiate_into`], also instantiating every step's kernel plan into
     /// `plans` (evaluated by the same straight-line program; no allocation when `plans`
-    /// already has this specialization's structure).
+    /// already has this specialization's structure). A step whose plan conditions fail at
+    /// `values` gets `None`: its traced plan is not the fresh build's there, and a run
+    /// plans it from the concrete layouts.
     pub fn instantiate_with_plans(
         &self,
         values: &[i64],
@@ -412,12 +457,23 @@ impl ProgramSpecialization {
                 v.dtype = sk.dtype;
                 v.storage = sk.storage;
             }
-            if let Some(ps) = plans {
+            if let Some(ps) = plans.as_deref_mut() {
                 for sp in ps.iter_mut().flatten() {
                     sp.for_each_mut(&mut |x| *x = next());
                 }
             }
-        })
+        })?;
+        if let Some(ps) = plans {
+            for (plan, check) in ps.iter_mut().zip(&self.plan_checks) {
+                if let Some(c) = check {
+                    // A condition that cannot be evaluated (a division by 0) does not hold.
+                    if !matches!(c.eval(values), Ok(None)) {
+                        *plan = None;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Every value at `values` (the caller has checked the guards).

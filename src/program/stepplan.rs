@@ -3,11 +3,12 @@
 //! # Why
 //! A program step that runs a kernel (an op or a reduction) needs TensorIterator's plan:
 //! the permutation, the coalesced shape and every operand's byte strides and offset. The one
-//! trace already builds that plan over [`SymInt`](crate::sym::SymInt)s (its guards are the
-//! step's guards), so a specialization keeps it as expressions and instantiates it with the
-//! values' layouts in the same straight-line program. Execution then runs each kernel from
-//! its instantiated plan: a cached run of a program plans nothing at run time, which matters
-//! for small tensors, where building a TensorIterator costs more than the kernel.
+//! trace already builds that plan over [`SymInt`](crate::sym::SymInt)s, so a
+//! specialization keeps it as expressions and instantiates it with the values' layouts in
+//! the same straight-line program. Execution then runs each kernel from its instantiated
+//! plan: a cached run of a program plans nothing at run time (unless a plan condition fails,
+//! below), which matters for small tensors, where building a TensorIterator costs more than
+//! the kernel.
 //!
 //! Copies (`contiguous`, `clone`, `to`, a copying `reshape`) keep planning at run time: the
 //! copy kernel chooses its own loop (tiles, the narrow interleave) from the concrete
@@ -15,13 +16,24 @@
 //! PyTorch's trace of the same program does not have.
 //!
 //! # Soundness
-//! The plan is part of what a specialization promises: at every binding its guards admit,
-//! the instantiated plan equals the plan the generic build makes at `i64` for that binding
-//! ([`super::concrete_planned`]). Plans are not stored in artifact files; a loaded
-//! specialization takes them from the re-trace at its trace point, and the loader's verifier
-//! compares them, as expressions, with the re-trace in every region the stored guards admit
-//! (a guard only the coalescing needed cannot be dropped).
+//! The plan is promised where the specialization's guards *and* the step's plan
+//! conditions hold: there the instantiated plan equals the plan the generic build makes at
+//! `i64` for that binding ([`super::concrete_planned`]). Plan conditions are the decisions
+//! that only choose how a kernel iterates (TensorIterator merging dimensions, the
+//! iteration order over an output that exists already), recorded at the trace point
+//! instead of guards ([`crate::sym::ShapeEnv::record_plan_conditions`]), since no layout
+//! depends on them and PyTorch's trace, which builds no iteration plan, never guards on
+//! them. Where a step's conditions fail at a binding the guards admit, the layouts are
+//! still right and the step gets no stored plan: the run plans it from the concrete
+//! layouts, as an eager run does.
+//!
+//! Plans are not stored in artifact files; a loaded specialization takes its plans and
+//! their conditions from the re-trace at its trace point, and the loader's verifier
+//! compares both with the re-trace in every region the stored guards admit (a cover merges
+//! two traces, and a load accepts a merged one, only when their plans are equal
+//! expressions and their conditions the same).
 
+use super::trace::PlanConditions;
 use crate::iter::{Plan, Storage, TensorSpec};
 use crate::op::OpPlan;
 use crate::sym::Expr;
@@ -219,6 +231,19 @@ pub(crate) fn plan_pairs<'a>(
         }
     }
     Ok(out)
+}
+
+/// The first step whose plan conditions differ between `a` and `b` (as sets of
+/// conditions, reasons aside), `None` when every step's are the same. Two traces whose
+/// plans are equal expressions answer each other's bindings with the same plan only where
+/// the same conditions hold: a cover merges, and a verifier accepts, only such traces.
+pub(crate) fn conditions_differ(a: &PlanConditions, b: &PlanConditions) -> Option<usize> {
+    if a.len() != b.len() {
+        return Some(a.len().min(b.len()));
+    }
+    a.iter().zip(b).position(|(x, y)| {
+        x.len() != y.len() || !x.iter().all(|g| y.iter().any(|h| h.cond == g.cond))
+    })
 }
 
 /// The structure of an optional step plan in words, for messages: its kind, iteration

@@ -434,7 +434,19 @@ pub struct ProgramTrace {
     pub plans: StepPlans<Expr>,
     /// The guards: symbol ranges first, then the recorded ones, each reason naming its step.
     pub guards: GuardSet,
+    /// Per step, the plan conditions of its kernel plan (empty when the trace stopped at a
+    /// step): decisions that only chose how the kernel iterates (TensorIterator's
+    /// dimension merging, the iteration order over a reduction's output), decided at the
+    /// trace point and not guards ([`ShapeEnv::record_plan_conditions`]). Where the guards
+    /// and a step's plan conditions hold, its plan is the fresh build's; where only the
+    /// guards hold, the values are still right and the step is planned from the concrete
+    /// layouts at run time.
+    pub plan_conditions: PlanConditions,
 }
+
+/// Per step, the conditions under which its traced kernel plan is the fresh build's (see
+/// [`ProgramTrace::plan_conditions`]).
+pub type PlanConditions = Vec<Vec<Guard>>;
 
 fn map_value(v: Value<SymInt>) -> Value<Expr> {
     let e = |x: &SymInt| x.expr().clone();
@@ -457,6 +469,7 @@ fn map_value(v: Value<SymInt>) -> Value<Expr> {
 /// describe the zero class, and a cover would need a trace per such term.)
 pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
     let env = ShapeEnv::default();
+    env.record_plan_conditions();
     let mut guards = Vec::new();
     let mut zeros: Vec<Symbol> = Vec::new();
     for s in &p.symbols {
@@ -510,12 +523,23 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
         }
         Ok(SymInt::from_expr(e, &env))
     };
+    let mut conditions: PlanConditions = Vec::new();
     let traced = run_steps_planned(p, &lift, |k| {
         for g in env.guards() {
             if !asked.iter().any(|(c, _)| *c == g.cond) {
                 asked.push((g.cond, k));
             }
         }
+        let label = &p.steps[k].label;
+        conditions.push(
+            env.take_plan_conditions()
+                .into_iter()
+                .map(|g| Guard {
+                    cond: g.cond,
+                    reason: format!("{label}: {}", g.reason),
+                })
+                .collect(),
+        );
     });
     let failed_at = p.steps.len();
     for g in env.guards() {
@@ -560,10 +584,14 @@ pub fn trace(p: &Program, hints: &Bindings) -> Result<ProgramTrace> {
         }
         Err(e) => Err(e),
     };
+    if values.is_err() {
+        conditions.clear();
+    }
     Ok(ProgramTrace {
         values,
         plans,
         guards: GuardSet::from(guards),
+        plan_conditions: conditions,
     })
 }
 

@@ -74,6 +74,11 @@ pub(crate) struct EnvState {
     /// Symbols `know` has shown to be `>= 1` (for [`EnvState::cancel_positive`]). The
     /// knowledge only grows (ranges of new symbols, assumed facts), so an entry stays true.
     positive: RefCell<Vec<Symbol>>,
+    /// The plan conditions recorded so far; `Some` once a caller opted in with
+    /// [`ShapeEnv::record_plan_conditions`].
+    plan_conditions: Option<Vec<Guard>>,
+    /// Depth of [`ShapeEnv::plan_scope`]s entered: decisions inside one are plan decisions.
+    plan_depth: u32,
 }
 
 /// The symbols of one trace and the guards recorded so far.
@@ -118,6 +123,8 @@ impl ShapeEnv {
             dirty: false,
             know: Knowledge::default(),
             positive: RefCell::new(Vec::new()),
+            plan_conditions: None,
+            plan_depth: 0,
         })))
     }
 
@@ -313,7 +320,50 @@ impl ShapeEnv {
         if let Some(v) = st.decide_form(&cond) {
             return Ok(v);
         }
+        if st.plan_depth > 0 && st.plan_conditions.is_some() {
+            return st.record_plan_condition(&cond, reason);
+        }
         st.record(&cond, reason)
+    }
+
+    /// Opts this environment in to *plan conditions*: from now on a decision taken inside a
+    /// [`Self::plan_scope`] that is not statically known is decided at the hints and
+    /// recorded as a plan condition ([`Self::take_plan_conditions`]), not as a guard, and
+    /// never becomes a fact for later decisions.
+    ///
+    /// # Why
+    /// Some decisions of a trace only choose how a kernel iterates (TensorIterator merging
+    /// two dimensions whose strides chain, the iteration order over an output that already
+    /// exists), never a layout or a value. As guards they would split the bindings a
+    /// specialization admits by facts no layout depends on (`n2` even or odd), which
+    /// PyTorch's own trace (a `FakeTensorMode` run, which builds no iteration plan) never
+    /// records. As plan conditions they only say where the traced plan is the one a fresh
+    /// build makes; elsewhere the caller plans the kernel from the concrete layouts.
+    pub fn record_plan_conditions(&self) {
+        let mut st = self.lock();
+        if st.plan_conditions.is_none() {
+            st.plan_conditions = Some(Vec::new());
+        }
+    }
+
+    /// The plan conditions recorded since the last call (each the condition or its
+    /// negation, whichever holds at the hints; deduplicated), leaving none.
+    pub fn take_plan_conditions(&self) -> Vec<Guard> {
+        self.lock()
+            .plan_conditions
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Runs `f` with its decisions taken as plan decisions (see
+    /// [`Self::record_plan_conditions`]; without that opt-in, decisions are guards as
+    /// everywhere else).
+    pub fn plan_scope<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        self.lock().plan_depth += 1;
+        let r = f();
+        self.lock().plan_depth -= 1;
+        r
     }
 
     /// Decides `cond` statically, `None` also for backed-undecidable; for unbacked-undecidable
@@ -364,7 +414,7 @@ impl EnvState {
         let worth = cond
             .exprs()
             .iter()
-            .any(|p| p.terms().iter().any(|t| !t.mono.is_empty()) && !p.has_non_polynomial());
+            .any(|p| p.terms().iter().any(|t| !t.mono.is_empty()));
         if !worth {
             return cond.clone();
         }
@@ -414,6 +464,39 @@ impl EnvState {
         super::simplify::decide_with_simplifier(&reduced, &self.know, &self.config.simplifier)
     }
 
+    /// `cond` that has no value at the hints (nothing recorded): a data-dependent error
+    /// when it involves an unbacked symbol, else the error (or value) of its evaluation.
+    fn without_hint(&self, cond: &BoolExpr, reason: impl FnOnce() -> String) -> Result<bool> {
+        match eval_bool_with(cond, &self.hint_lookup()) {
+            Err(Error::Symbol { .. }) => Err(Error::DataDependent {
+                expr: cond.to_string(),
+                reason: reason(),
+            }),
+            r => r,
+        }
+    }
+
+    /// Records the value of `cond` at the hints as a plan condition (see
+    /// [`ShapeEnv::record_plan_conditions`]): no guard, no fact.
+    fn record_plan_condition(
+        &mut self,
+        cond: &BoolExpr,
+        reason: impl FnOnce() -> String,
+    ) -> Result<bool> {
+        let Some(value) = self.hint_of(cond) else {
+            return self.without_hint(cond, reason);
+        };
+        let fact = if value { cond.clone() } else { cond.not() };
+        let list = self.plan_conditions.get_or_insert_with(Vec::new);
+        if !list.iter().any(|g| g.cond == fact) {
+            list.push(Guard {
+                cond: fact,
+                reason: reason(),
+            });
+        }
+        Ok(value)
+    }
+
     fn record(&mut self, cond: &BoolExpr, reason: impl FnOnce() -> String) -> Result<bool> {
         let nodes = cond.node_count();
         if nodes > self.config.max_expr_nodes {
@@ -426,15 +509,7 @@ impl EnvState {
         }
         let Some(value) = self.hint_of(cond) else {
             // Either an unbacked symbol or an evaluation error at the hints.
-            let look = self.hint_lookup();
-            return match eval_bool_with(cond, &look) {
-                Err(Error::Symbol { .. }) => Err(Error::DataDependent {
-                    expr: cond.to_string(),
-                    reason: reason(),
-                }),
-                Err(e) => Err(e),
-                Ok(v) => Ok(v),
-            };
+            return self.without_hint(cond, reason);
         };
         let fact = if value { cond.clone() } else { cond.not() };
         if self.guards.iter().any(|g| g.cond == fact) {

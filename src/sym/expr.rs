@@ -721,9 +721,10 @@ impl Expr {
 
     /// Splits off the largest monomial `m` (product of symbols, coefficient 1) that divides
     /// every term and whose symbols all satisfy `positive`: returns `(m, self / m)`, or
-    /// `None` when there is no such factor (or `self` is not a polynomial in symbols with
-    /// `i64` coefficients). With every symbol of `m` positive, `p <= 0`, `p == 0` and
-    /// `p != 0` are equivalent to the same relation on `p / m`. Works on the terms
+    /// `None` when there is no such factor (or a coefficient is not an `i64`). Function
+    /// atoms (`a*FloorDiv(b, 2)`) are integer-valued factors that stay in the quotient. With
+    /// every symbol of `m` positive, `p <= 0`, `p == 0` and `p != 0` are equivalent to the
+    /// same relation on `p / m`. Works on the terms
     /// directly: `m` is the first term's kept factors at their smallest exponent (already
     /// in canonical atom order), each quotient term one exponent subtraction.
     pub fn split_positive_monomial(
@@ -731,10 +732,9 @@ impl Expr {
         positive: &dyn Fn(&Symbol) -> bool,
     ) -> Option<(Expr, Expr)> {
         let terms = self.terms();
-        if terms
-            .iter()
-            .any(|t| t.coef.as_i64().is_none() || t.mono.iter().any(|(a, _)| matches!(a, Atom::Func(_))))
-        {
+        // Function atoms (`FloorDiv`, `Mod`, `Max`, `Min`) are integer-valued factors like
+        // any other: they stay in the quotient, only symbol factors are cancelled.
+        if terms.iter().any(|t| t.coef.as_i64().is_none()) {
             return None;
         }
         let (first, rest) = terms.split_first()?;

@@ -291,6 +291,7 @@ impl From<i64> for SymInt {
 
 impl Int for SymInt {
     type Bool = SymBool;
+    const SYMBOLIC: bool = true;
 
     fn from_i64(v: i64) -> Self {
         SymInt::constant(v)
@@ -300,6 +301,18 @@ impl Int for SymInt {
     }
     fn as_const(&self) -> Option<i64> {
         self.expr.as_const()
+    }
+    fn plan_scope<'a, R>(
+        probe: impl IntoIterator<Item = &'a Self>,
+        f: impl FnOnce() -> Result<R>,
+    ) -> Result<R>
+    where
+        Self: 'a,
+    {
+        match probe.into_iter().find_map(|x| x.env.clone()) {
+            Some(env) => env.plan_scope(f),
+            None => f(),
+        }
     }
     fn sym_eq(&self, o: &Self) -> SymBool {
         self.cmp(o, BoolExpr::eq(&self.expr, &o.expr), |a, b| a == b)
