@@ -114,8 +114,206 @@ pub(crate) fn conjunction_is_empty(lits: &[BoolExpr], range: &dyn Fn(&Symbol) ->
             _ => continue,
         }
     }
+    let bounds = symbol_bounds(&cmps, range);
+    if bounds.is_none() || divisibility_refutes(&cmps, bounds.as_ref().unwrap_or(&Vec::new())) {
+        return true;
+    }
+    let bounds = bounds.unwrap_or_default();
+    if small_domain(&cmps, &bounds, range) == Some(true) {
+        return true;
+    }
     let mut budget = MAX_CASES;
     by_cases(cmps, range, &mut budget)
+}
+
+/// At most this many points of the symbols with small bounded ranges are enumerated.
+const MAX_SMALL_DOMAIN: i128 = 32;
+
+/// `p` as `c*s + k` (one symbol to the first power, `i64` coefficients).
+fn single_symbol(p: &Expr) -> Option<(Symbol, i64, i64)> {
+    let k = p.constant_term().as_i64()?;
+    let mut vars = p.terms().iter().filter(|t| !t.mono.is_empty());
+    let t = vars.next()?;
+    if vars.next().is_some() {
+        return None;
+    }
+    match t.mono.as_slice() {
+        [(Atom::Sym(s), 1)] => Some((s.clone(), t.coef.as_i64()?, k)),
+        _ => None,
+    }
+}
+
+/// Each symbol's bounds from `range` and the comparisons on that symbol alone
+/// (`c*s + k <= 0`, `c*s + k == 0`, and `c*s + k != 0` at an end); `None` when some
+/// symbol's bounds cross (the region is empty). Sound: every point of the region satisfies
+/// each comparison used.
+fn symbol_bounds(
+    cmps: &[BoolExpr],
+    range: &dyn Fn(&Symbol) -> Interval,
+) -> Option<Vec<(Symbol, Interval)>> {
+    let mut out: Vec<(Symbol, Interval)> = Vec::new();
+    let at = |s: &Symbol, out: &mut Vec<(Symbol, Interval)>| -> usize {
+        out.iter().position(|(x, _)| x == s).unwrap_or_else(|| {
+            out.push((s.clone(), range(s)));
+            out.len() - 1
+        })
+    };
+    for c in cmps {
+        for s in c.symbols() {
+            at(&s, &mut out);
+        }
+        let Some((rel, p)) = c.as_cmp() else { continue };
+        let Some((s, c, k)) = single_symbol(p) else { continue };
+        let (c, k) = (c as i128, k as i128);
+        let i = at(&s, &mut out);
+        let b = &mut out[i].1;
+        match rel {
+            // c*s <= -k
+            Rel::Le if c > 0 => b.hi = b.hi.min((-k).div_euclid(c)),
+            Rel::Le if c < 0 => b.lo = b.lo.max(-((-k).div_euclid(-c))),
+            Rel::Eq if c != 0 => {
+                if (-k) % c != 0 {
+                    return None;
+                }
+                b.lo = b.lo.max(-k / c);
+                b.hi = b.hi.min(-k / c);
+            }
+            _ => {}
+        }
+        if b.lo > b.hi {
+            return None;
+        }
+    }
+    // A disequality `s != v` at an end of `s`'s bounds moves that end (a few rounds: one
+    // move can bring another disequality to the end).
+    for _ in 0..4 {
+        let mut moved = false;
+        for c in cmps {
+            let Some((Rel::Ne, p)) = c.as_cmp() else { continue };
+            let Some((s, c, k)) = single_symbol(p) else { continue };
+            let (c, k) = (c as i128, k as i128);
+            if c == 0 || (-k) % c != 0 {
+                continue;
+            }
+            let v = -k / c;
+            let Some((_, b)) = out.iter_mut().find(|(x, _)| *x == s) else { continue };
+            if b.lo == v {
+                b.lo += 1;
+                moved = true;
+            } else if b.hi == v {
+                b.hi -= 1;
+                moved = true;
+            }
+            if b.lo > b.hi {
+                return None;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// The cheap rules of [`conjunction_is_empty`] on one case: crossing single-symbol bounds,
+/// or an equality no value of a shared factor divides.
+fn quick_refutes(cmps: &[BoolExpr], range: &dyn Fn(&Symbol) -> Interval) -> bool {
+    match symbol_bounds(cmps, range) {
+        None => true,
+        Some(bounds) => divisibility_refutes(cmps, &bounds),
+    }
+}
+
+/// An equality `s*Q + k == 0` (every non-constant term has the symbol `s` as a factor, so
+/// the rest `Q` is an integer) says `s` divides `k`: with `k != 0` that needs
+/// `|k| >= |s|`, impossible when `s >= lo > |k|` (`a*c*(b - 2)*q == 1` with `a >= 2`).
+fn divisibility_refutes(cmps: &[BoolExpr], bounds: &[(Symbol, Interval)]) -> bool {
+    cmps.iter().any(|c| {
+        let Some((Rel::Eq, p)) = c.as_cmp() else {
+            return false;
+        };
+        let Some(k) = p.constant_term().as_i64() else {
+            return false;
+        };
+        let mut vars = p.terms().iter().filter(|t| !t.mono.is_empty()).peekable();
+        if k == 0 || vars.peek().is_none() {
+            return false;
+        }
+        let vars: Vec<_> = vars.collect();
+        bounds.iter().any(|(s, b)| {
+            b.lo > (k as i128).abs()
+                && vars.iter().all(|t| {
+                    t.mono
+                        .iter()
+                        .any(|(a, e)| *e >= 1 && matches!(a, Atom::Sym(x) if x == s))
+                })
+        })
+    })
+}
+
+/// Enumerates the symbols whose bounds hold few values (at most [`MAX_SMALL_DOMAIN`]
+/// points together): `Some(true)` when every point makes the region empty (a comparison
+/// false once they are substituted, or the rest shown empty), `Some(false)` when a point
+/// leaves a region not shown empty, `None` when no symbol is small. Sound: the points
+/// cover every value the bounds allow, and the bounds hold on the whole region.
+fn small_domain(
+    cmps: &[BoolExpr],
+    bounds: &[(Symbol, Interval)],
+    range: &dyn Fn(&Symbol) -> Interval,
+) -> Option<bool> {
+    let mut small: Vec<(Symbol, i128, i128)> = Vec::new();
+    let mut points: i128 = 1;
+    for (s, b) in bounds {
+        if b.lo > NEG_INF && b.hi < POS_INF && b.hi - b.lo < MAX_SMALL_DOMAIN {
+            let n = b.hi - b.lo + 1;
+            if points * n <= MAX_SMALL_DOMAIN {
+                points *= n;
+                small.push((s.clone(), b.lo, b.hi));
+            }
+        }
+    }
+    if small.is_empty() {
+        return None;
+    }
+    let mut value: Vec<i128> = small.iter().map(|(_, lo, _)| *lo).collect();
+    loop {
+        let subst = |x: &Symbol| -> Option<Expr> {
+            let i = small.iter().position(|(s, _, _)| s == x)?;
+            i64::try_from(value[i]).ok().map(Expr::constant)
+        };
+        let mut rest = Vec::new();
+        let mut empty = false;
+        for c in cmps {
+            let d = c.substitute(&subst);
+            match d.as_const() {
+                Some(false) => {
+                    empty = true;
+                    break;
+                }
+                Some(true) => {}
+                None => rest.push(d),
+            }
+        }
+        if !empty {
+            let mut budget = MAX_CASES;
+            if rest.is_empty() || !by_cases(rest, range, &mut budget) {
+                return Some(false);
+            }
+        }
+        // Next point (odometer).
+        let mut i = 0;
+        loop {
+            if i == small.len() {
+                return Some(true);
+            }
+            if value[i] < small[i].2 {
+                value[i] += 1;
+                break;
+            }
+            value[i] = small[i].1;
+            i += 1;
+        }
+    }
 }
 
 /// Collects the comparisons of a conjunction into `out`; `Some(false)` when one is the
@@ -151,7 +349,7 @@ fn by_cases(cmps: Vec<BoolExpr>, range: &dyn Fn(&Symbol) -> Interval, budget: &m
     });
     let f = match &atom {
         Some(Atom::Func(f)) => f.clone(),
-        _ => return linear_empty(&cmps, range),
+        _ => return quick_refutes(&cmps, range) || linear_empty(&cmps, range),
     };
     let atom = Atom::Func(f.clone());
     let mut live: Vec<Vec<BoolExpr>> = Vec::with_capacity(f.args.len());
@@ -1290,6 +1488,35 @@ mod tests {
         conjunction_is_empty(&lits, &nonneg)
     }
 
+    /// Regions left by the 3000-program run after the second round: symbols bounded to a
+    /// few values (enumerated), and an equality whose terms share a factor `>= 2` that
+    /// cannot divide its constant; each beside a non-empty neighbour.
+    #[test]
+    fn small_domains_and_divisibility() {
+        assert!(empty(&["Mod(b + FloorDiv(b, 2), 2) == 0", "b >= 1", "b <= 2"]));
+        assert!(!empty(&["Mod(b + FloorDiv(b, 2), 2) == 0", "b >= 1", "b <= 3"]));
+        assert!(empty(&[
+            "e == 2",
+            "Mod(a + FloorDiv(a, 2), 2) == 0",
+            "a >= 1",
+            "a <= 2",
+            "FloorDiv(a, 2) <= 2",
+        ]));
+        assert!(!empty(&["e == 2", "Mod(a + FloorDiv(a, 2), 2) == 1", "a >= 1", "a <= 2"]));
+        let shared = "a*b*c*FloorDiv(Min(a, Max(e - 1, 1)), 2) == 2*a*c*FloorDiv(Min(a, Max(e - 1, 1)), 2) + 1";
+        assert!(empty(&[shared, "a >= 2", "b >= 3", "c >= 1", "e >= 1"]));
+        assert!(!empty(&["a*c == 1", "a >= 1", "c >= 1"]));
+        assert!(empty(&["a*c == 1", "a >= 2", "c >= 1"]));
+        assert!(!empty(&["a*c == 2", "a >= 2", "c >= 1"]));
+        assert!(empty(&["2*a*c + 3*a == 2", "a >= 3"]));
+        // Inside a `Min` case: `a*c == a**2 - 1` where `a - 1 != 0` moves `a >= 1` to 2.
+        let min = ["a*c == a*Min(a - 1, c) + Min(a - 1, c)", "Min(a - 1, c) != 0", "c >= 2", "a >= 1", "FloorDiv(c, 2) <= 1"];
+        assert!(empty(&min));
+        // A neighbour with a point (`a = 2`, `c = 3`).
+        assert!(!empty(&["a*c == a*Min(a - 1, c) + Min(a - 1, c) + c", "Min(a - 1, c) != 0", "c >= 2", "a >= 1"]));
+        assert!(!empty(&["2*a*c + 3*a == 3", "a >= 1", "c >= 0"]));
+    }
+
     /// The regions covers were left incomplete on (issue 39), each empty, and neighbours
     /// of them that are not.
     #[test]
@@ -1501,40 +1728,6 @@ mod tests {
         ];
         let (called, total) = brute_force(&atoms, 0x2545f4914f6cdd1d);
         assert!(called > 100 && called < total, "{called} of {total}");
-    }
-
-    /// A development aid: reads regions, one a line, literals separated by tabs (a leading
-    /// field without a comparison is a label and skipped), from the file named by
-    /// `LINEAR_REGIONS`, and prints how many are shown empty and those that are not
-    /// (`RANDOM_PROGRAMS_REGIONS=1` makes `tests/random_programs.rs` print such lines).
-    #[test]
-    #[ignore]
-    fn regions_from_a_file() {
-        let Some(path) = std::env::var_os("LINEAR_REGIONS") else {
-            return;
-        };
-        let text = std::fs::read_to_string(path).unwrap();
-        let (mut shown, mut total) = (0, 0);
-        let start = std::time::Instant::now();
-        for line in text.lines() {
-            let lits: Vec<BoolExpr> = line
-                .split('\t')
-                .filter_map(|f| BoolExpr::parse(f).ok())
-                .collect();
-            if lits.is_empty() {
-                continue;
-            }
-            total += 1;
-            if conjunction_is_empty(&lits, &|_| Interval::FULL) {
-                shown += 1;
-            } else {
-                println!("NOT SHOWN\t{line}");
-            }
-        }
-        println!(
-            "{shown} of {total} shown empty in {:.2} s",
-            start.elapsed().as_secs_f64()
-        );
     }
 
     /// 3000 random conjunctions of 1-3 comparisons between `atoms`: each one called empty
