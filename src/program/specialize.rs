@@ -233,15 +233,7 @@ impl ProgramSpecialization {
                 p.symbols.len()
             )));
         }
-        let set = GuardSet::from(guards.clone());
-        for s in set.symbols() {
-            if !p.symbols.iter().any(|n| n == s.as_str()) {
-                return Err(Error::symbol(format!(
-                    "guard mentions unknown symbol `{s}`"
-                )));
-            }
-        }
-        let compiled = set.compile(&p.symbols)?;
+        let compiled = compile_over(p, guards.clone(), "guard")?;
         let (program, planned, skel, plan_skel) = match &values {
             Ok(vs) => {
                 if plans.len() != p.steps.len() || plan_conditions.len() != p.steps.len() {
@@ -323,17 +315,7 @@ impl ProgramSpecialization {
                 if c.is_empty() {
                     return Ok(None);
                 }
-                let set = GuardSet::from(c.clone());
-                if let Some(s) = set
-                    .symbols()
-                    .into_iter()
-                    .find(|s| !p.symbols.iter().any(|n| n == s.as_str()))
-                {
-                    return Err(Error::symbol(format!(
-                        "plan condition mentions unknown symbol `{s}`"
-                    )));
-                }
-                set.compile(&p.symbols).map(Some)
+                compile_over(p, c.clone(), "plan condition").map(Some)
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(ProgramSpecialization {
@@ -490,6 +472,20 @@ impl ProgramSpecialization {
             .as_ref()
             .map_or((0, 0), |p| (p.len(), p.steps()))
     }
+}
+
+/// `guards` compiled over `p`'s symbols, which are all they may mention (`what` names them
+/// in the error).
+fn compile_over(p: &Program, guards: Vec<Guard>, what: &str) -> Result<CompiledGuards> {
+    let set = GuardSet::from(guards);
+    if let Some(s) = set
+        .symbols()
+        .into_iter()
+        .find(|s| !p.symbols.iter().any(|n| n == s.as_str()))
+    {
+        return Err(Error::symbol(format!("{what} mentions unknown symbol `{s}`")));
+    }
+    set.compile(&p.symbols)
 }
 
 /// True when every plan of `a` has the structure of `b`'s (the integers are overwritten).
