@@ -114,16 +114,22 @@ pub(crate) fn conjunction_is_empty(lits: &[BoolExpr], range: &dyn Fn(&Symbol) ->
             _ => continue,
         }
     }
-    let bounds = symbol_bounds(&cmps, range);
-    if bounds.is_none() || divisibility_refutes(&cmps, bounds.as_ref().unwrap_or(&Vec::new())) {
+    // Crossing bounds and divisibility are asked at each leaf of the case split (`leaf`);
+    // here the bounds only pick the symbols to enumerate.
+    let Some(bounds) = symbol_bounds(&cmps, range) else {
         return true;
-    }
-    let bounds = bounds.unwrap_or_default();
+    };
     if small_domain(&cmps, &bounds, range) == Some(true) {
         return true;
     }
     let mut budget = MAX_CASES;
     by_cases(cmps, range, &mut budget)
+}
+
+/// A region without `Max`/`Min` atoms to split on (or past the budget of cases): the cheap
+/// rules first ([`quick_refutes`]), then the linear reasoning.
+fn leaf(cmps: &[BoolExpr], range: &dyn Fn(&Symbol) -> Interval) -> bool {
+    quick_refutes(cmps, range) || linear_empty(cmps, range)
 }
 
 /// At most this many points of the symbols with small bounded ranges are enumerated.
@@ -215,8 +221,8 @@ fn symbol_bounds(
     Some(out)
 }
 
-/// The cheap rules of [`conjunction_is_empty`] on one case: crossing single-symbol bounds,
-/// or an equality no value of a shared factor divides.
+/// The cheap rules on one case: crossing single-symbol bounds, or an equality no value of a
+/// shared factor divides.
 fn quick_refutes(cmps: &[BoolExpr], range: &dyn Fn(&Symbol) -> Interval) -> bool {
     match symbol_bounds(cmps, range) {
         None => true,
@@ -349,7 +355,7 @@ fn by_cases(cmps: Vec<BoolExpr>, range: &dyn Fn(&Symbol) -> Interval, budget: &m
     });
     let f = match &atom {
         Some(Atom::Func(f)) => f.clone(),
-        _ => return quick_refutes(&cmps, range) || linear_empty(&cmps, range),
+        _ => return leaf(&cmps, range),
     };
     let atom = Atom::Func(f.clone());
     let mut live: Vec<Vec<BoolExpr>> = Vec::with_capacity(f.args.len());
@@ -379,7 +385,7 @@ fn by_cases(cmps: Vec<BoolExpr>, range: &dyn Fn(&Symbol) -> Interval, budget: &m
         return true;
     }
     if *budget < live.len() {
-        return linear_empty(&cmps, range);
+        return leaf(&cmps, range);
     }
     *budget -= live.len() - 1;
     live.into_iter().all(|case| by_cases(case, range, budget))
@@ -1488,6 +1494,16 @@ mod tests {
         conjunction_is_empty(&lits, &nonneg)
     }
 
+    /// Each of `empty_ones` is shown empty, none of `neighbours` is (each has a point).
+    fn regions(empty_ones: &[&[&str]], neighbours: &[&[&str]]) {
+        for region in empty_ones {
+            assert!(empty(region), "{region:?}");
+        }
+        for region in neighbours {
+            assert!(!empty(region), "{region:?}");
+        }
+    }
+
     /// Regions left by the 3000-program run after the second round: symbols bounded to a
     /// few values (enumerated), and an equality whose terms share a factor `>= 2` that
     /// cannot divide its constant; each beside a non-empty neighbour.
@@ -1521,87 +1537,81 @@ mod tests {
     /// of them that are not.
     #[test]
     fn regions_of_incomplete_covers_are_empty_and_their_neighbours_are_not() {
-        for region in [
-            &["k >= 1", "k <= FloorDiv(k, 2)"][..],
-            &["a**2 <= a + 1", "a >= 2"],
-            &["a*s <= a + 1", "a >= 2", "s >= 2"],
-            &["c == FloorDiv(c, 2)", "c != 0"],
-            &["Min(s, 2) == 1", "Min(d0, s) != 1", "d0 >= 1"],
-            &["Mod(t, 2) == 1", "2*FloorDiv(t, 2) == t"],
-            &["FloorDiv(t, 2) == FloorDiv(t + 1, 2)", "Mod(t, 2) == 1"],
-            &["Max(a, b) <= a - 1"],
-            &["a*b*c <= a + b + c", "a >= 2", "b >= 2", "c >= 2"],
-            &["2*a == 2*b + 1"],
-            &["a + b == 5", "a >= 3", "b >= 3"],
-            // Bounds that would run away round after round (see `BOUND_CAP`).
-            &["3*b**2 + 2 <= b", "b >= 3"],
-        ] {
-            assert!(empty(region), "{region:?}");
-        }
-        for region in [
-            &["k >= 0", "k <= FloorDiv(k, 2)"][..],
-            &["a**2 <= a + 1", "a >= 1"],
-            &["a*s <= a + 1", "a >= 2", "s >= 1"],
-            &["c == FloorDiv(c, 2)"],
-            &["Min(s, 2) == 1", "Min(d0, s) != 1"],
-            &["FloorDiv(t, 2) == FloorDiv(t + 1, 2)"],
-            &["Max(a, b) <= a"],
-            &["a*b*c <= a + b + c + 2", "a >= 2", "b >= 2", "c >= 2"],
-            &["a + b == 5", "a >= 2", "b >= 3"],
-            &["a != b", "a != 0", "b != 1", "a + b <= 3"],
-            &["3*b**2 <= 4*b", "b >= 1"],
-        ] {
-            assert!(!empty(region), "{region:?}");
-        }
+        regions(
+            &[
+                &["k >= 1", "k <= FloorDiv(k, 2)"][..],
+                &["a**2 <= a + 1", "a >= 2"],
+                &["a*s <= a + 1", "a >= 2", "s >= 2"],
+                &["c == FloorDiv(c, 2)", "c != 0"],
+                &["Min(s, 2) == 1", "Min(d0, s) != 1", "d0 >= 1"],
+                &["Mod(t, 2) == 1", "2*FloorDiv(t, 2) == t"],
+                &["FloorDiv(t, 2) == FloorDiv(t + 1, 2)", "Mod(t, 2) == 1"],
+                &["Max(a, b) <= a - 1"],
+                &["a*b*c <= a + b + c", "a >= 2", "b >= 2", "c >= 2"],
+                &["2*a == 2*b + 1"],
+                &["a + b == 5", "a >= 3", "b >= 3"],
+                // Bounds that would run away round after round (see `BOUND_CAP`).
+                &["3*b**2 + 2 <= b", "b >= 3"],
+            ],
+            &[
+                &["k >= 0", "k <= FloorDiv(k, 2)"][..],
+                &["a**2 <= a + 1", "a >= 1"],
+                &["a*s <= a + 1", "a >= 2", "s >= 1"],
+                &["c == FloorDiv(c, 2)"],
+                &["Min(s, 2) == 1", "Min(d0, s) != 1"],
+                &["FloorDiv(t, 2) == FloorDiv(t + 1, 2)"],
+                &["Max(a, b) <= a"],
+                &["a*b*c <= a + b + c + 2", "a >= 2", "b >= 2", "c >= 2"],
+                &["a + b == 5", "a >= 2", "b >= 3"],
+                &["a != b", "a != 0", "b != 1", "a + b <= 3"],
+                &["3*b**2 <= 4*b", "b >= 1"],
+            ],
+        );
     }
 
     /// Products sharing factors (issue 39, family 1): a product against a product of a
     /// subset of its factors. Empty, and neighbours that are not.
     #[test]
     fn products_sharing_factors() {
-        for region in [
-            &["b**3 + 2 <= b**2", "b >= 2"][..],
-            &["a*b*FloorDiv(b + 1, 2) == a*b", "b >= 3", "a >= 1"],
-            &["h*w*FloorDiv(c, 4) <= h*w", "FloorDiv(c, 4) >= 2", "h >= 2", "w >= 2"],
-            &["a**2*b <= a*b", "a >= 2", "b >= 1"],
-            &["a*b*c <= 2*b*c", "a >= 3", "b >= 1", "c >= 1"],
-        ] {
-            assert!(empty(region), "{region:?}");
-        }
-        for region in [
-            &["b**3 <= b**2", "b >= 1"][..],
-            &["a*b*FloorDiv(b + 1, 2) == a*b", "b >= 1", "a >= 1"],
-            &["h*w*FloorDiv(c, 4) <= h*w", "FloorDiv(c, 4) >= 1", "h >= 2", "w >= 2"],
-            &["a**2*b <= a*b", "a >= 1", "b >= 1"],
-            &["a*b*c <= 2*b*c", "a >= 2", "b >= 1", "c >= 1"],
-            &["a*b*c <= 2*b*c", "a >= 3"],
-        ] {
-            assert!(!empty(region), "{region:?}");
-        }
+        regions(
+            &[
+                &["b**3 + 2 <= b**2", "b >= 2"][..],
+                &["a*b*FloorDiv(b + 1, 2) == a*b", "b >= 3", "a >= 1"],
+                &["h*w*FloorDiv(c, 4) <= h*w", "FloorDiv(c, 4) >= 2", "h >= 2", "w >= 2"],
+                &["a**2*b <= a*b", "a >= 2", "b >= 1"],
+                &["a*b*c <= 2*b*c", "a >= 3", "b >= 1", "c >= 1"],
+            ],
+            &[
+                &["b**3 <= b**2", "b >= 1"][..],
+                &["a*b*FloorDiv(b + 1, 2) == a*b", "b >= 1", "a >= 1"],
+                &["h*w*FloorDiv(c, 4) <= h*w", "FloorDiv(c, 4) >= 1", "h >= 2", "w >= 2"],
+                &["a**2*b <= a*b", "a >= 1", "b >= 1"],
+                &["a*b*c <= 2*b*c", "a >= 2", "b >= 1", "c >= 1"],
+                &["a*b*c <= 2*b*c", "a >= 3"],
+            ],
+        );
     }
 
     /// A symbol split by a constant divisor inside products (issue 39, family 2):
     /// `b = 2*FloorDiv(b, 2) + Mod(b, 2)` inside `b**2`, `n*n2`.
     #[test]
     fn divisions_inside_products() {
-        for region in [
-            &["Mod(b, 2) == 0", "b**2 != 2*b*FloorDiv(b, 2)"][..],
-            &["n2 == 2*FloorDiv(n2, 2)", "n*n2 != 2*n*FloorDiv(n2, 2)"],
-            &["c == 4*FloorDiv(c, 4)", "c*h != 4*h*FloorDiv(c, 4)"],
-            &["Mod(t + 1, 2) == 1", "t*s != 2*s*FloorDiv(t + 1, 2)"],
-            &["Mod(b, 3) == 1", "a*b != 3*a*FloorDiv(b, 3) + a"],
-        ] {
-            assert!(empty(region), "{region:?}");
-        }
-        for region in [
-            &["Mod(b, 2) == 1", "b**2 != 2*b*FloorDiv(b, 2)"][..],
-            &["n*n2 != 2*n*FloorDiv(n2, 2)"],
-            &["c == 4*FloorDiv(c, 4) + 1", "c*h != 4*h*FloorDiv(c, 4)"],
-            &["Mod(t + 1, 2) == 0", "t*s != 2*s*FloorDiv(t + 1, 2)"],
-            &["Mod(b, 3) == 2", "a*b != 3*a*FloorDiv(b, 3) + a"],
-        ] {
-            assert!(!empty(region), "{region:?}");
-        }
+        regions(
+            &[
+                &["Mod(b, 2) == 0", "b**2 != 2*b*FloorDiv(b, 2)"][..],
+                &["n2 == 2*FloorDiv(n2, 2)", "n*n2 != 2*n*FloorDiv(n2, 2)"],
+                &["c == 4*FloorDiv(c, 4)", "c*h != 4*h*FloorDiv(c, 4)"],
+                &["Mod(t + 1, 2) == 1", "t*s != 2*s*FloorDiv(t + 1, 2)"],
+                &["Mod(b, 3) == 1", "a*b != 3*a*FloorDiv(b, 3) + a"],
+            ],
+            &[
+                &["Mod(b, 2) == 1", "b**2 != 2*b*FloorDiv(b, 2)"][..],
+                &["n*n2 != 2*n*FloorDiv(n2, 2)"],
+                &["c == 4*FloorDiv(c, 4) + 1", "c*h != 4*h*FloorDiv(c, 4)"],
+                &["Mod(t + 1, 2) == 0", "t*s != 2*s*FloorDiv(t + 1, 2)"],
+                &["Mod(b, 3) == 2", "a*b != 3*a*FloorDiv(b, 3) + a"],
+            ],
+        );
     }
 
     /// Rules that the families above need on the way: a disequality at an end of a bound,
@@ -1610,73 +1620,71 @@ mod tests {
     /// and a neighbour that is not.
     #[test]
     fn bounds_cases_and_equalities_in_products() {
-        for region in [
-            // `FloorDiv(Min(Max(e - 1, 1), 2), 2)` is 0 or 1; `!= 1` makes it 0, `b*0 != 0`.
+        regions(
             &[
-                "b*FloorDiv(Min(Max(e - 1, 1), 2), 2) != 0",
-                "FloorDiv(Min(Max(e - 1, 1), 2), 2) != 1",
-                "b >= 2",
-                "e >= 1",
-            ][..],
-            // A product 1 has every factor 1, against `a >= 2`.
-            &["a*b*FloorDiv(Min(b - 1, e), 2) == 1", "a >= 2", "b >= 2", "e >= 1"],
-            // `Min(a, e)` is 1 or 2 in the second case: `a*1 == a + 1`, `2*a == a + 1`.
-            &["a*Min(a, e) == a + 1", "a >= 2", "e >= 1", "Min(a, e) <= 2"],
-            // `c == 2*x` multiplied by `c`: `c**2 == 2*c*x`.
-            &["c == 2*x", "c**2 != 2*c*x"],
-            &[
-                "c == 2*FloorDiv(Min(c, FloorDiv(c, 2)) + 1, 2)",
-                "c**2 != 2*c*FloorDiv(Min(c, FloorDiv(c, 2)) + 1, 2)",
-                "c >= 2",
-            ],
-            // `q == 1` makes `c*q` equal to `c`.
-            &[
-                "FloorDiv(Max(w - 1, 1), 2) == 1",
-                "c*FloorDiv(Max(w - 1, 1), 2) != c",
-                "c >= 2",
-            ],
-            // A region of `cl_crop_flatten_tokens`' cover (many products and disequalities).
-            &[
-                "c*w == 2*c*FloorDiv(Max(w - 1, 1), 2)",
-                "h == 1",
-                "c*n*FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) != 0",
-                "c*h*w != 2*c*w*FloorDiv(h + 1, 2)",
-                "c*FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) != 1",
-                "c*w != c*FloorDiv(Max(w - 1, 1), 2)",
-                "c*FloorDiv(Max(w - 1, 1), 2) != 1",
-                "FloorDiv(Max(w - 1, 1), 2) != 1",
-                "FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) >= 2",
-                "c >= 2",
-                "h <= 2",
-                "n >= 2",
-                "w >= 3",
-                "FloorDiv(Max(w - 1, 1), 2) >= 2",
-            ],
-        ] {
-            assert!(empty(region), "{region:?}");
-        }
-        for region in [
-            &["b*FloorDiv(Min(Max(e - 1, 1), 2), 2) != 0", "b >= 2", "e >= 1"][..],
-            &["a*b*FloorDiv(e, 2) == 2", "a >= 1", "b >= 2"],
-            &["a*Min(a, e) == 2*a", "a >= 2", "e >= 1", "Min(a, e) <= 2"],
-            &["c == 2*x + 1", "c**2 != 2*c*x"],
-            &[
-                "FloorDiv(Max(w - 1, 1), 2) == 1",
-                "c*FloorDiv(Max(w - 1, 1), 2) != 2*c",
-                "c >= 2",
+                // `FloorDiv(Min(Max(e - 1, 1), 2), 2)` is 0 or 1; `!= 1` makes it 0, `b*0 != 0`.
+                &[
+                    "b*FloorDiv(Min(Max(e - 1, 1), 2), 2) != 0",
+                    "FloorDiv(Min(Max(e - 1, 1), 2), 2) != 1",
+                    "b >= 2",
+                    "e >= 1",
+                ][..],
+                // A product 1 has every factor 1, against `a >= 2`.
+                &["a*b*FloorDiv(Min(b - 1, e), 2) == 1", "a >= 2", "b >= 2", "e >= 1"],
+                // `Min(a, e)` is 1 or 2 in the second case: `a*1 == a + 1`, `2*a == a + 1`.
+                &["a*Min(a, e) == a + 1", "a >= 2", "e >= 1", "Min(a, e) <= 2"],
+                // `c == 2*x` multiplied by `c`: `c**2 == 2*c*x`.
+                &["c == 2*x", "c**2 != 2*c*x"],
+                &[
+                    "c == 2*FloorDiv(Min(c, FloorDiv(c, 2)) + 1, 2)",
+                    "c**2 != 2*c*FloorDiv(Min(c, FloorDiv(c, 2)) + 1, 2)",
+                    "c >= 2",
+                ],
+                // `q == 1` makes `c*q` equal to `c`.
+                &[
+                    "FloorDiv(Max(w - 1, 1), 2) == 1",
+                    "c*FloorDiv(Max(w - 1, 1), 2) != c",
+                    "c >= 2",
+                ],
+                // A region of `cl_crop_flatten_tokens`' cover (many products and disequalities).
+                &[
+                    "c*w == 2*c*FloorDiv(Max(w - 1, 1), 2)",
+                    "h == 1",
+                    "c*n*FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) != 0",
+                    "c*h*w != 2*c*w*FloorDiv(h + 1, 2)",
+                    "c*FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) != 1",
+                    "c*w != c*FloorDiv(Max(w - 1, 1), 2)",
+                    "c*FloorDiv(Max(w - 1, 1), 2) != 1",
+                    "FloorDiv(Max(w - 1, 1), 2) != 1",
+                    "FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) >= 2",
+                    "c >= 2",
+                    "h <= 2",
+                    "n >= 2",
+                    "w >= 3",
+                    "FloorDiv(Max(w - 1, 1), 2) >= 2",
+                ],
             ],
             &[
-                "c*w == 2*c*FloorDiv(Max(w - 1, 1), 2) + c",
-                "h == 1",
-                "c*n*FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) != 0",
-                "c*w != c*FloorDiv(Max(w - 1, 1), 2)",
-                "FloorDiv(Max(w - 1, 1), 2) >= 2",
-                "c >= 2",
-                "n >= 2",
+                &["b*FloorDiv(Min(Max(e - 1, 1), 2), 2) != 0", "b >= 2", "e >= 1"][..],
+                &["a*b*FloorDiv(e, 2) == 2", "a >= 1", "b >= 2"],
+                &["a*Min(a, e) == 2*a", "a >= 2", "e >= 1", "Min(a, e) <= 2"],
+                &["c == 2*x + 1", "c**2 != 2*c*x"],
+                &[
+                    "FloorDiv(Max(w - 1, 1), 2) == 1",
+                    "c*FloorDiv(Max(w - 1, 1), 2) != 2*c",
+                    "c >= 2",
+                ],
+                &[
+                    "c*w == 2*c*FloorDiv(Max(w - 1, 1), 2) + c",
+                    "h == 1",
+                    "c*n*FloorDiv(h + 1, 2)*FloorDiv(Max(w - 1, 1), 2) != 0",
+                    "c*w != c*FloorDiv(Max(w - 1, 1), 2)",
+                    "FloorDiv(Max(w - 1, 1), 2) >= 2",
+                    "c >= 2",
+                    "n >= 2",
+                ],
             ],
-        ] {
-            assert!(!empty(region), "{region:?}");
-        }
+        );
     }
 
     /// Random conjunctions over 2 symbols (products, squares, `FloorDiv`, `Mod`, `Min`,
