@@ -112,6 +112,13 @@ pub enum Error {
         /// Description, PyTorch's wording where it has one.
         message: String,
     },
+    /// An argument value PyTorch rejects with a plain `RuntimeError` (golden category
+    /// `error`): a Python number that does not fit the tensor's dtype, `min_val` above
+    /// `max_val`, an unknown `approximate`, a clamp without bounds.
+    Argument {
+        /// Description, PyTorch's wording where it has one.
+        message: String,
+    },
     /// An I/O failure (file name and OS message).
     Io {
         /// Path or stream.
@@ -125,6 +132,12 @@ impl Error {
     /// Builds an [`Error::Invalid`].
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::Invalid {
+            message: message.into(),
+        }
+    }
+    /// Builds an [`Error::Argument`].
+    pub fn argument(message: impl Into<String>) -> Self {
+        Error::Argument {
             message: message.into(),
         }
     }
@@ -211,7 +224,8 @@ impl fmt::Display for Error {
             | Error::Shape { message }
             | Error::View { message }
             | Error::Expand { message }
-            | Error::DType { message } => write!(f, "{message}"),
+            | Error::DType { message }
+            | Error::Argument { message } => write!(f, "{message}"),
             Error::Io { path, message } => write!(f, "{path}: {message}"),
         }
     }

@@ -70,23 +70,33 @@ pub struct OpTensor {
     /// Storage offset in elements.
     #[serde(default)]
     pub offset: i64,
+    /// Element values, row-major (index tensors of `ops_real.jsonl`); `None`: filled with ones.
+    #[serde(default)]
+    pub values: Option<Vec<i64>>,
 }
 
 fn default_dtype() -> String {
     "float32".into()
 }
 
-/// An argument of an `op` case: a tensor or a Python number.
+/// An argument of an `op` case: a tensor, a Python number, a tensor list or `None`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum OpArg {
-    /// `{"scalar": v}`: a Python int, float or bool.
+    /// `{"scalar": v}`: a Python int, float or bool (or `{"float": "inf"}`).
     Scalar {
         /// The number.
         scalar: serde_json::Value,
     },
+    /// `{"list": [T, ...]}`: a list of tensors (`cat`, `stack`).
+    List {
+        /// The tensors.
+        list: Vec<OpTensor>,
+    },
     /// A tensor.
     Tensor(OpTensor),
+    /// `null`: an absent optional tensor.
+    Null,
 }
 
 /// An `op` case: the output of an elementwise op with dtypes, `out=` or in-place.
@@ -96,6 +106,9 @@ pub struct OpCase {
     pub op: String,
     /// Its arguments, in order.
     pub inputs: Vec<OpArg>,
+    /// Keyword arguments (PyTorch's names; `ops_real.jsonl`).
+    #[serde(default)]
+    pub kwargs: serde_json::Map<String, serde_json::Value>,
     /// The `out=` tensor, if any.
     #[serde(default)]
     pub out: Option<OpTensor>,

@@ -108,6 +108,19 @@ fn random_inputs(rng: &mut Rng, op: Op, dtypes: &[DType], shape: &[i64]) -> Vec<
     let def = op.def();
     (0..def.arity)
         .map(|k| {
+            if def.is_param(k) {
+                // Parameters in range for every dtype, ordered bounds for hardtanh.
+                let v = match (op, k) {
+                    (Op::Hardtanh, 1) => -1.5 + rng.below(3) as f64,
+                    (Op::Hardtanh, _) => 1.0 + rng.below(4) as f64,
+                    _ => rng.below(8) as f64 * 0.5,
+                };
+                return Input::Scalar(if rng.chance(1, 2) && v.fract() == 0.0 {
+                    Scalar::Int(v as i64)
+                } else {
+                    Scalar::Float(v)
+                });
+            }
             if def.scalar_args.contains(&k) && rng.chance(1, 3) {
                 let kind = [DType::Bool, DType::I64, DType::F64][rng.below(3) as usize];
                 return Input::Scalar(value(rng, kind));
@@ -123,12 +136,16 @@ fn random_inputs(rng: &mut Rng, op: Op, dtypes: &[DType], shape: &[i64]) -> Vec<
         .collect()
 }
 
-fn close(got: Scalar, want: Scalar) -> bool {
+/// Equal, or within 1e-5 relative, or within the op's tolerance relative to `1 + |want|`
+/// (functions computed in float32 with a cancellation, as PyTorch computes them: `gelu`
+/// near -3 loses digits in `1 + erf(x/√2)` there too).
+fn close(got: Scalar, want: Scalar, tolerance: f64) -> bool {
     match (got, want) {
         (Scalar::Float(a), Scalar::Float(b)) => {
             (a.is_nan() && b.is_nan())
                 || a == b
                 || (a - b).abs() <= 1e-5 * a.abs().max(b.abs()).max(1e-30)
+                || (a - b).abs() <= tolerance * (1.0 + b.abs())
         }
         _ => got == want,
     }
@@ -178,16 +195,12 @@ fn check_against_reference(op: Op, inputs: &[Input], out: &AnyTensor) -> Result<
                         t.get(&idx).unwrap()
                     }
                 };
-                let d = match (op, k) {
-                    (Op::Where, 0) => DType::Bool,
-                    _ => compute,
-                };
-                narrow(v, d)
+                narrow(v, op.def().input_dtype(k, compute))
             })
             .collect();
         let want = narrow(narrow((op.def().reference)(&args), kernel_out), out.dtype());
         let got = out.get(&index).unwrap();
-        if !close(got, want) {
+        if !close(got, want, op.def().tolerance) {
             return Err(format!(
                 "{op} at {index:?}: got {got:?}, reference {want:?} (args {args:?}, compute {compute})"
             ));
@@ -240,7 +253,9 @@ fn one_case(op: Op, dtypes: &[DType], seed: u64, threads: usize) -> Result<bool,
     let out = pool(threads).install(|| op::call(op, &inputs, Output::New, &cfg()));
     let out = match out {
         Ok(o) => o,
-        Err(e) if e.category() != "error" => return Ok(false),
+        Err(e) if e.category() != "error" || matches!(e, symstride::Error::Argument { .. }) => {
+            return Ok(false)
+        }
         Err(e) => return Err(format!("{op}: unexpected error {e}")),
     };
     check_against_reference(op, &inputs, &out)?;
@@ -260,6 +275,9 @@ fn every_op_and_dtype_matches_the_reference() {
                 if op == Op::Where {
                     dtypes[0] = DType::Bool;
                 }
+                if op == Op::MaskedFill {
+                    dtypes[1] = DType::Bool;
+                }
                 if seed >= 4 {
                     dtypes[op.arity() - 1] = DType::ALL[(i + seed as usize) % 6];
                 }
@@ -270,8 +288,9 @@ fn every_op_and_dtype_matches_the_reference() {
                     Err(e) => panic!("{e}"),
                 }
             }
-            let rejected = (op.def().check)(&vec![d; op.arity()]).is_err()
-                || (d == DType::Bool && !op.def().bool_kernel);
+            let def = op.def();
+            let rejected = (def.check)(&vec![d; op.arity()], &vec![None; op.arity()]).is_err()
+                || (!def.kernels.has(d) && def.promotion != Promotion::IntToFloat);
             if !rejected {
                 assert!(ok > 0, "{op} never ran for {d}");
             }
@@ -286,7 +305,7 @@ proptest! {
 
     #[test]
     fn random_calls_match_the_reference(
-        op in 0usize..24,
+        op in 0usize..symstride::op::TABLE.len(),
         dtypes in proptest::collection::vec(0usize..6, 3),
         seed in any::<u64>(),
         threads in 1usize..=3,
@@ -298,7 +317,7 @@ proptest! {
 
     #[test]
     fn out_and_inplace_equal_out_of_place(
-        op in 0usize..24,
+        op in 0usize..symstride::op::TABLE.len(),
         dtypes in proptest::collection::vec(0usize..6, 4),
         seed in any::<u64>(),
         threads in 1usize..=3,
@@ -388,7 +407,7 @@ fn equal_after_cast(got: &AnyTensor, reference: &AnyTensor) -> Result<(), String
     for _ in 0..numel {
         let want = narrow(reference.get(&index).unwrap(), got.dtype());
         let have = got.get(&index).unwrap();
-        if !close(have, want) {
+        if !close(have, want, 0.0) {
             return Err(format!("at {index:?}: {have:?} vs {want:?}"));
         }
         for d in (0..shape.len()).rev() {
@@ -534,6 +553,7 @@ fn lift_case<I: symstride::Int>(
                 v if v.is_i64() => Scalar::Int(v.as_i64().unwrap()),
                 v => Scalar::Float(v.as_f64().unwrap()),
             }),
+            other => panic!("ops.jsonl has tensors and numbers only, got {other:?}"),
         })
         .collect();
     let dest = match (&case.out, case.inplace) {

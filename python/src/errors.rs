@@ -32,6 +32,7 @@ fn class_of(e: &Error) -> (&'static str, &'static str) {
         Error::Expand { .. } => ("ExpandError", "Expand"),
         Error::DType { .. } => ("DTypeError", "DType"),
         Error::Io { .. } => ("SymstrideIOError", "Io"),
+        Error::Argument { .. } => ("InvalidInputError", "Argument"),
         _ => ("InvalidInputError", "Invalid"),
     }
 }

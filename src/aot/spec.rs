@@ -13,11 +13,15 @@ use std::collections::BTreeMap;
 pub use crate::op::Op;
 
 /// Whether specs take `op`: specs are float32 with an output the iterator allocates, so they
-/// take the ops that compute and write float32 from float32 inputs (not the comparisons and
-/// logical ops, whose output is bool, nor `where`, whose condition is).
+/// take the ops that compute and write float32 from float32 tensor inputs (not the
+/// comparisons and logical ops, whose output is bool, nor `where`, whose condition is, nor
+/// the bitwise ops, nor ops with scalar parameters).
 pub fn is_spec_op(op: Op) -> bool {
     use crate::op::Promotion::*;
-    matches!(op.def().promotion, SameAsInput | Default | IntToFloat)
+    let def = op.def();
+    matches!(def.promotion, SameAsInput | Default | IntToFloat)
+        && def.params.is_empty()
+        && def.kernels.has(crate::DType::F32)
 }
 
 /// Parses a spec's op name through the op table.

@@ -15,11 +15,10 @@ use symstride::golden::{
 };
 use symstride::iter::{self, TensorSpec};
 use symstride::layout::{self, MemoryFormat, StrideMatch};
-use symstride::op::{self, Arg, Dest, Op};
+use symstride::op::{self, Arg, Dest};
 use symstride::program::{self, Program};
 use symstride::reduce::{self as reduction, Dims, ReductionOp};
 use symstride::sym::{Bindings, GuardCheck, ShapeEnv, SymBool, SymInt, SymbolSpec};
-use symstride::tensor::Scalar;
 use symstride::view::{View, ViewChain};
 use symstride::DType;
 use symstride::{Error, Int, Result};
@@ -292,14 +291,37 @@ fn extent(t: &OpTensor) -> Result<i64> {
 /// Answers an op case: `{"sizes", "strides", "dtype"}` of the output, or the error category
 /// (with the engine's message) when the call is rejected the way PyTorch rejects it.
 fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
-    let op = Op::parse(&case.op)?;
+    let kwargs = case
+        .kwargs
+        .iter()
+        .map(|(k, v)| Ok((k.as_str(), op::kwarg_from_json(v)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let known = op::keywords(&case.op);
+    if let Some((k, _)) = kwargs.iter().find(|(k, _)| !known.contains(k)) {
+        return Err(Error::parse("op case", format!("{}: unknown keyword `{k}`", case.op)));
+    }
+    let kwarg = |k: &str| kwargs.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+    let resolved = match op::resolve(&case.op, case.inputs.len(), &kwarg) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            return Err(Error::parse("op case", format!("unknown op `{}`", case.op)));
+        }
+        Err(err) if err.category() == "error" && !matches!(err, Error::Parse { .. }) => {
+            let mut got = Expect::new();
+            got.insert("error".into(), json!(err.category()));
+            got.insert("message".into(), json!(err.to_string()));
+            return Ok(got);
+        }
+        Err(err) => return Err(err),
+    };
+    let op = resolved.op;
     // Storages: tensors with one id share a storage of the largest extent among them.
     let tensors: Vec<&OpTensor> = case
         .inputs
         .iter()
         .filter_map(|a| match a {
             OpArg::Tensor(t) => Some(t),
-            OpArg::Scalar { .. } => None,
+            _ => None,
         })
         .chain(case.out.iter())
         .collect();
@@ -333,18 +355,27 @@ fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
             .with_storage(id, E::I::from_i64(nbytes))
             .with_tensor_id(own_id))
     };
-    let mut args = Vec::with_capacity(case.inputs.len());
+    let mut given = Vec::with_capacity(case.inputs.len());
     for (k, a) in case.inputs.iter().enumerate() {
-        args.push(match a {
+        given.push(match a {
             OpArg::Tensor(t) => Arg::Tensor(lift(e, &format!("x{k}"), t)?),
-            OpArg::Scalar { scalar } => Arg::Scalar(match scalar {
-                Value::Bool(b) => Scalar::Bool(*b),
-                Value::Number(n) if n.is_i64() => Scalar::Int(n.as_i64().unwrap_or_default()),
-                Value::Number(n) if n.is_f64() => Scalar::Float(n.as_f64().unwrap_or_default()),
-                other => return Err(Error::invalid(format!("bad scalar {other}"))),
-            }),
+            OpArg::Scalar { scalar } => Arg::Scalar(op::scalar_from_json(scalar)?),
+            OpArg::List { .. } | OpArg::Null => {
+                return Err(Error::invalid(format!(
+                    "{}: argument {k} is not a tensor or a number",
+                    case.op
+                )))
+            }
         });
     }
+    let args: Vec<Arg<E::I>> = resolved
+        .args
+        .iter()
+        .map(|s| match s {
+            op::Slot::Given(k) => given[*k].clone(),
+            op::Slot::Number(v) => Arg::Scalar(*v),
+        })
+        .collect();
     let dest = match (&case.out, case.inplace) {
         (Some(_), true) => return Err(Error::invalid("both `out` and `inplace`")),
         (Some(t), false) => Dest::Out(lift(e, "out", t)?),
@@ -358,7 +389,7 @@ fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
             got.insert("strides".into(), json!(e.ints(p.out_strides())?));
             got.insert("dtype".into(), json!(p.out_dtype.name()));
         }
-        Err(err) if err.category() != "error" => {
+        Err(err) if err.category() != "error" || matches!(err, Error::Argument { .. }) => {
             got.insert("error".into(), json!(err.category()));
             got.insert("message".into(), json!(err.to_string()));
         }

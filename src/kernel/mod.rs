@@ -176,8 +176,10 @@ pub(crate) use loops::{store_fence, stream_copy, stream_output};
 pub use ops::{
     abs, add, add_out, addcmul, copy_into, div, div_out, exp, map1, map1_out, map2, map2_out, map3,
     map3_out, maximum, maximum_out, minimum, minimum_out, mul, mul_out, neg, relu, sub, sub_out,
-    where_, Abs, Add, Addcmul, Div, Exp, Maximum, Minimum, Mul, Neg, Relu, Sigmoid, Sqrt, Sub,
-    Tanh, Where,
+    where_, Abs, Add, Addcmul, BitAnd, BitElement, BitNot, BitOr, BitXor, Ceil, Clamp, Cos, Div, Erf,
+    Exp, Expm1, Floor, Gelu, GeluTanh, Hardsigmoid, Hardswish, LeakyRelu, Log, Log1p, Maximum,
+    Minimum, Mul, Neg, Pow, Reciprocal, Relu, Remainder, Round, Rsqrt, Sigmoid, Sign, Silu, Sin,
+    Sqrt, Sub, Tanh, Trunc, Where,
 };
 pub use reduce::{execute_reduction, reduce, ReduceArgs, BLOCK, LANES, LEAF, ROW_LEAF};
 pub(crate) use reduce::{fold_run, Cascade};

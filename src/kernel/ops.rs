@@ -4,7 +4,7 @@ use super::config::ExecConfig;
 use super::copy::execute_copy;
 use super::loops::{execute_map1, execute_map2, execute_map3, Map1, Map2, Map3};
 use crate::iter::{IterOptions, Plan, TensorIteratorConfig, TensorSpec};
-use crate::tensor::{Element, FloatElement, MemoryFormat, NumElement, Tensor};
+use crate::tensor::{Element, FloatElement, MathElement, MemoryFormat, NumElement, Tensor};
 use crate::Result;
 use std::mem::size_of;
 
@@ -215,6 +215,61 @@ unary_fn!(/// `tanh(x)`
     Tanh, FloatElement, |x| x.tanh());
 unary_fn!(/// `1 / (1 + e^-x)`
     Sigmoid, FloatElement, |x| x.sigmoid());
+unary_fn!(/// the error function
+    Erf, FloatElement, |x| x.erf());
+unary_fn!(/// `1 / sqrt(x)`
+    Rsqrt, FloatElement, |x| T::ONE.div(x.sqrt()));
+unary_fn!(/// `1 / x`
+    Reciprocal, FloatElement, |x| T::ONE.div(x));
+unary_fn!(/// `ln(x)`
+    Log, FloatElement, |x| x.ln());
+unary_fn!(/// `ln(1 + x)`
+    Log1p, FloatElement, |x| x.ln_1p());
+unary_fn!(/// `e^x - 1`
+    Expm1, FloatElement, |x| x.exp_m1());
+unary_fn!(/// `sin(x)`
+    Sin, FloatElement, |x| x.sin());
+unary_fn!(/// `cos(x)`
+    Cos, FloatElement, |x| x.cos());
+unary_fn!(/// `floor(x)` (integers unchanged)
+    Floor, MathElement, |x| x.floor());
+unary_fn!(/// `ceil(x)` (integers unchanged)
+    Ceil, MathElement, |x| x.ceil());
+unary_fn!(/// `round(x)`, halves to even (integers unchanged)
+    Round, MathElement, |x| x.round());
+unary_fn!(/// `trunc(x)` (integers unchanged)
+    Trunc, MathElement, |x| x.trunc());
+unary_fn!(/// `(0 < x) - (x < 0)`
+    Sign, MathElement, |x| x.sign());
+unary_fn!(/// `x/2 · (1 + erf(x/√2))` (PyTorch's exact `gelu`)
+    Gelu, FloatElement, |x| {
+        let half = T::from_f64(0.5);
+        x.mul(half).mul(T::ONE.add(x.mul(T::from_f64(std::f64::consts::FRAC_1_SQRT_2)).erf()))
+    });
+unary_fn!(/// `x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))` (`gelu(approximate="tanh")`)
+    GeluTanh, FloatElement, |x| {
+        let k = T::from_f64(std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2);
+        let inner = k.mul(x.add(T::from_f64(0.044715).mul(x).mul(x).mul(x)));
+        T::from_f64(0.5).mul(x).mul(T::ONE.add(inner.tanh()))
+    });
+unary_fn!(/// `x / (1 + e^-x)`
+    Silu, FloatElement, |x| x.div(T::ONE.add(x.neg().exp())));
+unary_fn!(/// `x · min(max(x + 3, 0), 6) / 6`
+    Hardswish, FloatElement, |x| {
+        let six = T::from_f64(6.0);
+        x.mul(x.add(T::from_f64(3.0)).maximum(T::ZERO).minimum(six)).div(six)
+    });
+unary_fn!(/// `min(max(x + 3, 0), 6) / 6`
+    Hardsigmoid, FloatElement, |x| {
+        let six = T::from_f64(6.0);
+        x.add(T::from_f64(3.0)).maximum(T::ZERO).minimum(six).div(six)
+    });
+binary_fn!(/// `x > 0 ? x : x · slope`
+    LeakyRelu, FloatElement, |x, s| if x > T::ZERO { x } else { x.mul(s) });
+binary_fn!(/// `a^b`
+    Pow, MathElement, |a, b| a.pow(b));
+binary_fn!(/// `a mod b`, the sign of `b` (Python's `%`)
+    Remainder, MathElement, |a, b| a.rem(b));
 binary_fn!(/// `a + b`
     Add, NumElement, |a, b| a.add(b));
 binary_fn!(/// `a - b`
@@ -227,6 +282,54 @@ binary_fn!(/// PyTorch `maximum`
     Maximum, NumElement, |a, b| a.maximum(b));
 binary_fn!(/// PyTorch `minimum`
     Minimum, NumElement, |a, b| a.minimum(b));
+
+/// Integer and bool elements: PyTorch's bitwise ops (on bool, the logical ones).
+pub trait BitElement: Element + std::ops::BitAnd<Output = Self> + std::ops::BitOr<Output = Self>
+    + std::ops::BitXor<Output = Self> + std::ops::Not<Output = Self> {}
+impl BitElement for bool {}
+impl BitElement for u8 {}
+impl BitElement for i32 {}
+impl BitElement for i64 {}
+
+macro_rules! bit_fn {
+    ($(#[$m:meta])* $name:ident, |$x:ident, $y:ident| $e:expr) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        impl<T: BitElement> Map2<T, T, T> for $name {
+            #[inline(always)]
+            fn call(&self, $x: T, $y: T) -> T {
+                $e
+            }
+        }
+    };
+}
+bit_fn!(/// `a & b`
+    BitAnd, |a, b| a & b);
+bit_fn!(/// `a | b`
+    BitOr, |a, b| a | b);
+bit_fn!(/// `a ^ b`
+    BitXor, |a, b| a ^ b);
+
+/// `~a` (bool: not)
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BitNot;
+impl<T: BitElement> Map1<T, T> for BitNot {
+    #[inline(always)]
+    fn call(&self, a: T) -> T {
+        !a
+    }
+}
+
+/// `minimum(maximum(x, lo), hi)` (NaN propagates; `clamp`, `hardtanh`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Clamp;
+impl<T: NumElement> Map3<T, T, T, T> for Clamp {
+    #[inline(always)]
+    fn call(&self, x: T, lo: T, hi: T) -> T {
+        x.maximum(lo).minimum(hi)
+    }
+}
 
 /// `where(cond, a, b)`: `a` where `cond` is true, else `b`.
 #[derive(Clone, Copy, Debug, Default)]

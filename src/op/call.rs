@@ -6,7 +6,8 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::int::Int;
 use crate::iter::{
-    result_type, torch_name, Plan, TensorIteratorConfig, TensorSpec, TypeConfig, TypeOperand,
+    result_type, torch_name, IterOptions, Plan, TensorIteratorConfig, TensorSpec, TypeConfig,
+    TypeOperand,
 };
 use crate::layout;
 use crate::tensor::Scalar;
@@ -99,25 +100,43 @@ fn type_operand<I>(a: &Arg<I>, dtype: DType) -> TypeOperand {
     }
 }
 
-/// `where`'s Python integer must fit the integral result type it is converted to (PyTorch's
-/// `checked_convert` when it makes the scalar a tensor: unsigned types also take negatives
-/// down to `-max`). The arithmetic ops and comparisons do not check: PyTorch wraps their
+/// A Python number converted to a tensor's dtype with PyTorch's `checked_convert` (where
+/// `where`, `masked_fill` and the scalar parameters convert theirs): an integer must fit the
+/// target's range (unsigned types also take negatives down to `-max`), a float converted to
+/// an integer type must be finite and in range, a finite float converted to `float32` must
+/// not exceed its range. The arithmetic ops and comparisons do not check: PyTorch wraps their
 /// integer scalar into the computation dtype (`uint8 + 1000` adds 232, `uint8 < 1048576`
 /// compares with 0), which the kernels and the reference do when they narrow it.
 fn check_scalar_fits(s: Scalar, dtype: DType) -> Result<()> {
-    let Scalar::Int(v) = s else { return Ok(()) };
-    let (lo, hi) = match dtype {
-        DType::U8 => (-255, 255),
-        DType::I32 => (i32::MIN as i64, i32::MAX as i64),
-        _ => return Ok(()),
+    let fits = match (s, dtype) {
+        (Scalar::Bool(_), _) | (_, DType::Bool) | (_, DType::F64) => true,
+        (Scalar::Int(v), DType::U8) => (-255..=255).contains(&v),
+        (Scalar::Int(v), DType::I32) => i32::try_from(v).is_ok(),
+        (Scalar::Int(_), _) => true,
+        (Scalar::Float(f), DType::F32) => !f.is_finite() || f.abs() <= f32::MAX as f64,
+        (Scalar::Float(f), d) => {
+            let (lo, hi) = match d {
+                DType::U8 => (0.0, 255.0),
+                DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+                _ => (i64::MIN as f64, i64::MAX as f64),
+            };
+            f.is_finite() && f >= lo && f <= hi
+        }
     };
-    if v < lo || v > hi {
-        return Err(Error::invalid(format!(
-            "value cannot be converted to type {} without overflow",
-            dtype.name()
-        )));
+    if fits {
+        return Ok(());
     }
-    Ok(())
+    let c_name = match dtype {
+        DType::U8 => "uint8_t",
+        DType::I32 => "int",
+        DType::I64 => "int64_t",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::Bool => "bool",
+    };
+    Err(Error::argument(format!(
+        "value cannot be converted to type {c_name} without overflow"
+    )))
 }
 
 /// `t.to(dtype)` as PyTorch copies it: a fresh tensor with `empty_like`'s strides.
@@ -154,11 +173,155 @@ fn type_config(p: Promotion, given: Option<DType>) -> TypeConfig {
             static_dtype: Some(DType::Bool),
             ..TypeConfig::default()
         },
-        Promotion::Where => TypeConfig {
+        Promotion::Where | Promotion::MaskedFill => TypeConfig {
             check_all_same_dtype: false,
             ..TypeConfig::default()
         },
+        Promotion::ClampScalar => TypeConfig::default(),
     }
+}
+
+/// The Python-number arguments of `op` that are not iterator operands: its parameters,
+/// `clamp`'s bounds, and `pow`'s exponent when the base is a tensor (`pow.Tensor_Scalar` is
+/// a unary op over the base converted to the result type).
+fn detached_args<I>(op: Op, args: &[Arg<I>]) -> Vec<usize> {
+    let def = op.def();
+    (0..args.len())
+        .filter(|&k| {
+            matches!(args[k], Arg::Scalar(_))
+                && (def.is_param(k)
+                    || def.promotion == Promotion::ClampScalar
+                    || (op == Op::Pow && k == 1 && matches!(args[0], Arg::Tensor(_))))
+        })
+        .collect()
+}
+
+/// Dtypes of a call with detached numbers: the result type `r` (the input's dtype for ops
+/// that keep it, else the result type of every argument with the numbers as Python numbers,
+/// as `clamp`'s meta function and `pow.Tensor_Scalar` compute it); an in-place input must
+/// already have it; `clamp`'s integral result must represent its bounds; parameters must
+/// convert to it; tensor inputs are read converted to it; the numbers become 0-dim tensors
+/// of it.
+fn scalar_unary_types<I: Int>(
+    op: Op,
+    args: &[Arg<I>],
+    dtypes: &[DType],
+    dest: &Dest<I>,
+    detached: &[usize],
+    inputs: &mut [TensorSpec<I>],
+    converted: &mut [Option<DType>],
+) -> Result<()> {
+    let def = op.def();
+    let keeps_dtype = matches!(def.promotion, Promotion::SameAsInput | Promotion::MaskedFill);
+    let r = if keeps_dtype {
+        dtypes[0]
+    } else {
+        let ops: Vec<TypeOperand> = args
+            .iter()
+            .zip(dtypes)
+            .map(|(a, &d)| type_operand(a, d))
+            .collect();
+        result_type(&ops).unwrap_or(dtypes[0])
+    };
+    if matches!(dest, Dest::InPlace) && r != dtypes[0] {
+        return Err(Error::DType {
+            message: format!(
+                "result type {} can't be cast to the desired output type {}",
+                torch_name(r),
+                torch_name(dtypes[0])
+            ),
+        });
+    }
+    for &k in detached {
+        let Arg::Scalar(s) = &args[k] else { continue };
+        if def.promotion == Promotion::ClampScalar && !r.is_floating() {
+            let (lo, hi) = match r {
+                DType::U8 => (0, 255),
+                DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+                _ => (i64::MIN, i64::MAX),
+            };
+            if let Scalar::Int(v) = s {
+                if *v < lo || *v > hi {
+                    let side = if op == Op::ClampMax || k == 2 { "max" } else { "min" };
+                    return Err(Error::argument(format!(
+                        "Clamp {side} value {v} is outside the representable range of {}",
+                        torch_name(r)
+                    )));
+                }
+            }
+        }
+        if def.is_param(k) {
+            check_scalar_fits(*s, r)?;
+        }
+        inputs[k] = TensorSpec::typed(Vec::new(), Vec::new(), r);
+        converted[k] = Some(r);
+    }
+    if !keeps_dtype {
+        for (k, a) in args.iter().enumerate() {
+            if let (Arg::Tensor(t), false) = (a, dtypes[k] == r) {
+                inputs[k] = converted_copy(t, r)?;
+                converted[k] = Some(r);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The output of ops that allocate it themselves instead of letting the iterator lay it
+/// out: `hardtanh` is `clamp_out` into `empty_like(x)`; `pow(number, tensor)` allocates a
+/// contiguous tensor of the exponent's shape (its meta function sets no strides).
+fn allocated_output<I: Int>(
+    op: Op,
+    args: &[Arg<I>],
+    dtypes: &[DType],
+) -> Result<Option<TensorSpec<I>>> {
+    Ok(match (op, args) {
+        (Op::Hardtanh, [Arg::Tensor(x), ..]) => Some(TensorSpec::typed(
+            x.sizes.clone(),
+            layout::empty_like_strides(&x.sizes, &x.strides)?,
+            dtypes[0],
+        )),
+        (Op::Pow, [Arg::Scalar(_), Arg::Tensor(e)]) => {
+            let ops = [type_operand(&args[0], dtypes[0]), type_operand(&args[1], dtypes[1])];
+            let r = result_type(&ops).unwrap_or(dtypes[1]);
+            Some(TensorSpec::typed(
+                e.sizes.clone(),
+                layout::contiguous_strides(&e.sizes),
+                r,
+            ))
+        }
+        _ => None,
+    })
+}
+
+/// `masked_fill`'s checks and output: out of place, `x` and `mask` broadcast first (PyTorch's
+/// `expand_outplace`) and the result is a new contiguous tensor of that shape; then the mask
+/// must be bool. Returns the output to give the build (out of place).
+fn masked_fill_output<I: Int>(
+    args: &[Arg<I>],
+    dtypes: &[DType],
+    dest: &Dest<I>,
+) -> Result<Option<TensorSpec<I>>> {
+    let (Arg::Tensor(x), Arg::Tensor(mask)) = (&args[0], &args[1]) else {
+        return Err(Error::invalid("masked_fill: x and mask must be tensors"));
+    };
+    let out = match dest {
+        Dest::New => {
+            let shape = layout::infer_size(&[&x.sizes, &mask.sizes])?;
+            let strides = layout::contiguous_strides(&shape);
+            Some(TensorSpec::typed(shape, strides, dtypes[0]))
+        }
+        _ => None,
+    };
+    if dtypes[1] != DType::Bool {
+        return Err(Error::DType {
+            message: format!(
+                "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+                dtypes[1].name()
+            ),
+        });
+    }
+    Ok(out)
 }
 
 /// Plans `op(args)` into `dest` as PyTorch does, with PyTorch's errors (see the
@@ -174,7 +337,7 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
         )));
     }
     for (k, a) in args.iter().enumerate() {
-        if matches!(a, Arg::Scalar(_)) && !def.scalar_args.contains(&k) {
+        if matches!(a, Arg::Scalar(_)) && !def.takes_number(k) {
             return Err(Error::invalid(format!(
                 "{op}: argument {k} must be a tensor, not a Python number"
             )));
@@ -192,11 +355,23 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
         .enumerate()
         .map(|(k, a)| arg_dtype(a, k))
         .collect::<Result<Vec<_>>>()?;
-    (def.check)(&dtypes)?;
+    let numbers: Vec<Option<Scalar>> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Scalar(s) => Some(*s),
+            Arg::Tensor(_) => None,
+        })
+        .collect();
+    (def.check)(&dtypes, &numbers)?;
+    let new_output = match (op, dest) {
+        (Op::MaskedFill, _) => masked_fill_output(args, &dtypes, dest)?,
+        (_, Dest::New) => allocated_output(op, args, &dtypes)?,
+        _ => None,
+    };
 
     // The output operand.
     let out_spec = match dest {
-        Dest::New => None,
+        Dest::New => new_output,
         Dest::Out(t) => Some(t.clone()),
         Dest::InPlace => match &args[0] {
             Arg::Tensor(t) if t.storage.is_some() || t.tensor_id.is_some() => Some(t.clone()),
@@ -220,6 +395,16 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
     let mut inputs: Vec<TensorSpec<I>> = args.iter().map(arg_spec).collect();
     let mut converted = vec![None; args.len()];
     let mut tc = type_config(def.promotion, given);
+    // Python numbers PyTorch does not make iterator operands (parameters, `clamp`'s bounds,
+    // `pow`'s exponent): the layout is decided without them (a unary iterator can take the
+    // fast setup), the kernel's plan reads them as 0-dim tensors of the result type.
+    let detached = detached_args(op, args);
+    if !detached.is_empty() {
+        scalar_unary_types(op, args, &dtypes, dest, &detached, &mut inputs, &mut converted)?;
+        if def.promotion != Promotion::MaskedFill {
+            tc = TypeConfig::default();
+        }
+    }
     if def.promotion == Promotion::Where {
         let ops = [
             type_operand(&args[1], dtypes[1]),
@@ -261,16 +446,48 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
         tc.static_dtype = Some(rt);
     }
 
-    let mut config = TensorIteratorConfig::new().types(tc);
-    config = match out_spec {
-        Some(t) => config.add_output(t),
-        None => config.add_undefined_output(1),
+    // `masked_fill_` writes through overlapping outputs (deprecated in PyTorch, not an error).
+    let options = IterOptions {
+        check_mem_overlap: def.promotion != Promotion::MaskedFill,
+        ..IterOptions::default()
     };
-    for t in &inputs {
-        config = config.add_input(t.clone());
-    }
-    let (plan, types) = config.build_typed()?;
+    let build = |tc: TypeConfig, out: Option<TensorSpec<I>>, skip: &[usize]| {
+        let mut config = TensorIteratorConfig::new().types(tc).options(options.clone());
+        config = match out {
+            Some(t) => config.add_output(t),
+            None => config.add_undefined_output(1),
+        };
+        for (k, t) in inputs.iter().enumerate() {
+            if !skip.contains(&k) {
+                config = config.add_input(t.clone());
+            }
+        }
+        config.build_typed()
+    };
+    let (mut plan, types) = build(tc.clone(), out_spec.clone(), &detached)?;
     let types = types.ok_or_else(|| Error::invalid("internal: typed build without types"))?;
+    if !detached.is_empty() {
+        // The kernel's plan: the decided output given, every argument an operand.
+        let out = match (&out_spec, dest) {
+            (_, Dest::InPlace) | (None, _) => None,
+            (Some(t), _) => Some(t.clone()),
+        };
+        let mut decided = match (out, dest) {
+            (_, Dest::InPlace) => out_spec.clone().ok_or_else(|| Error::invalid("internal: in place without output"))?,
+            (Some(t), _) => t,
+            (None, _) => TensorSpec::typed(Vec::new(), Vec::new(), types.dtypes[0]),
+        };
+        decided.sizes = plan.broadcast_shape.clone();
+        decided.strides = plan.output_strides[0].clone();
+        // Aliasing was checked by the first build; a resized `out=` has no storage yet.
+        decided.storage = None;
+        decided.tensor_id = None;
+        let kernel_tc = TypeConfig {
+            check_all_same_dtype: false,
+            ..TypeConfig::default()
+        };
+        plan = build(kernel_tc, Some(decided), &[])?.0;
+    }
     let out_dtype = types.dtypes[0];
     for &j in &types.promoted_inputs {
         let d = types.dtypes[1 + j];
@@ -279,19 +496,19 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
     }
     let compute_dtype = match def.promotion {
         Promotion::Where => out_dtype,
+        Promotion::MaskedFill => dtypes[0],
         _ => types
             .common_dtype
             .ok_or_else(|| Error::invalid(format!("internal: {op} has no common dtype")))?,
     };
     // Kernel-time checks (PyTorch dispatches on the computation dtype after the build).
-    if compute_dtype == DType::Bool && !def.bool_kernel {
-        let kernel = match op {
-            Op::Addcmul => "addcmul_cpu_out",
-            Op::Clamp => "clamp_cpu",
-            _ => "abs_cpu",
-        };
+    if !def.kernels.has(compute_dtype) {
         return Err(Error::DType {
-            message: format!("\"{kernel}\" not implemented for 'Bool'"),
+            message: format!(
+                "\"{}\" not implemented for '{}'",
+                def.kernel_name,
+                torch_name(compute_dtype)
+            ),
         });
     }
     Ok(OpPlan {

@@ -84,16 +84,6 @@ impl<T: Truthy> Map2<T, T, bool> for LogicalOrF {
     }
 }
 
-/// `minimum(maximum(x, lo), hi)`.
-#[derive(Clone, Copy)]
-struct ClampF;
-impl<T: NumElement> Map3<T, T, T, T> for ClampF {
-    #[inline(always)]
-    fn call(&self, x: T, lo: T, hi: T) -> T {
-        x.maximum(lo).minimum(hi)
-    }
-}
-
 fn typed<T: AnyElement>(t: &AnyTensor) -> Result<&Tensor<T>> {
     t.typed::<T>().ok_or_else(|| {
         Error::invalid(format!(
@@ -157,8 +147,52 @@ fn run3<C: AnyElement, A: AnyElement, F: Map3<C, A, A, A>>(
 
 fn unsupported(op: Op, d: DType) -> Error {
     Error::DType {
-        message: format!("internal: no {op} kernel for {d}"),
+        message: format!(
+            "\"{}\" not implemented for '{}'",
+            op.def().kernel_name,
+            crate::iter::torch_name(d)
+        ),
     }
+}
+
+/// `masked_fill`: operands `[out, x, mask, value]`, `x` and `value` in the computation dtype.
+fn run_masked_fill<T: AnyElement>(
+    plan: &Plan<i64>,
+    out: &AnyTensor,
+    x: &[AnyTensor],
+    cfg: &ExecConfig,
+) -> Result<()> {
+    execute_map3(
+        plan,
+        &typed::<T>(out)?.storage,
+        &typed::<T>(&x[0])?.storage,
+        &typed::<bool>(&x[1])?.storage,
+        &typed::<T>(&x[2])?.storage,
+        &MaskedFillF,
+        cfg,
+    )
+}
+
+#[derive(Clone, Copy)]
+struct MaskedFillF;
+impl<T: Element> Map3<T, bool, T, T> for MaskedFillF {
+    #[inline(always)]
+    fn call(&self, x: T, mask: bool, value: T) -> T {
+        if mask {
+            value
+        } else {
+            x
+        }
+    }
+}
+
+/// Integer `remainder` by 0 is PyTorch's `ZeroDivisionError`; the divisor is checked first.
+fn check_no_zero_divisor<T: AnyElement + NumElement>(divisor: &AnyTensor) -> Result<()> {
+    let t = typed::<T>(divisor)?;
+    if t.any(|v| v == T::ZERO)? {
+        return Err(Error::argument("ZeroDivisionError"));
+    }
+    Ok(())
 }
 
 /// `$body` with `$T` bound to the Rust type of a numeric (non-bool) dtype.
@@ -200,6 +234,31 @@ macro_rules! floating {
             }
             DType::F64 => {
                 type $T = f64;
+                $body
+            }
+            d => Err(unsupported($op, d)),
+        }
+    };
+}
+
+/// `$body` with `$T` bound to the Rust type of an integer dtype or bool.
+macro_rules! integral {
+    ($d:expr, $op:expr, |$T:ident| $body:expr) => {
+        match $d {
+            DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
                 $body
             }
             d => Err(unsupported($op, d)),
@@ -270,14 +329,36 @@ macro_rules! kernel_family {
     (where_(), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
         any!($d, |T| run3::<bool, T, _>($plan, $out, $x, &Where, $cfg))
     };
+    (any1($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        if $d == DType::Bool {
+            run1::<bool, bool, _>($plan, $out, $x, &|a: bool| a, $cfg)
+        } else {
+            numeric!($d, $op, |T| run1::<T, T, _>($plan, $out, $x, &$F, $cfg))
+        }
+    };
+    (integral1($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        integral!($d, $op, |T| run1::<T, T, _>($plan, $out, $x, &$F, $cfg))
+    };
+    (integral2($F:expr), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        integral!($d, $op, |T| run2::<T, T, _>($plan, $out, $x, &$F, $cfg))
+    };
+    (remainder(), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        numeric!($d, $op, |T| {
+            if !$d.is_floating() {
+                check_no_zero_divisor::<T>(&$x[1])?;
+            }
+            run2::<T, T, _>($plan, $out, $x, &crate::kernel::Remainder, $cfg)
+        })
+    };
+    (masked_fill(), $op:expr, $d:expr, $plan:expr, $out:expr, $x:expr, $cfg:expr) => {
+        any!($d, |T| run_masked_fill::<T>($plan, $out, $x, $cfg))
+    };
 }
 
 /// Expands the registry into [`run`]: one arm per op, its kernel family's dispatch.
 macro_rules! define_run {
-    ($( $op:ident : $name:literal / $arity:literal, $prom:ident, scalars [$($sc:literal),*],
-        inplace $ip:literal, out $out:literal, bool_kernel $bk:literal,
-        check $check:ident, reference $refn:ident, kernel $kf:ident ($($ka:tt)*),
-        fused $ff:ident $(($($fa:tt)*))? $(, tolerance $tol:literal)? ; )*) => {
+    ($( $op:ident : $name:literal / $arity:literal, $table:tt,
+        kernel $kf:ident ($($ka:tt)*), fused $ff:ident $(($($fa:tt)*))? ; )*) => {
         /// Runs `op`'s kernel over `plan` (operands `[out, inputs...]`), every input already in
         /// the computation dtype `d` (a `where` condition in `bool`) and `out` in
         /// [`kernel_out_dtype`].

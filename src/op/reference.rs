@@ -239,10 +239,264 @@ pub fn clamp(v: &[Scalar]) -> Scalar {
     minimum(&[maximum(&[v[0], v[1]]), v[2]])
 }
 
+fn unary_float(v: &[Scalar], f: fn(f64) -> f64) -> Scalar {
+    Scalar::Float(f(float(v[0])))
+}
+/// `tanh(a)`
+pub fn tanh(v: &[Scalar]) -> Scalar {
+    unary_float(v, f64::tanh)
+}
+/// `erf(a)` ([`erf64`])
+pub fn erf(v: &[Scalar]) -> Scalar {
+    unary_float(v, erf64)
+}
+/// `1 / sqrt(a)`
+pub fn rsqrt(v: &[Scalar]) -> Scalar {
+    unary_float(v, |x| 1.0 / x.sqrt())
+}
+/// `1 / a`
+pub fn reciprocal(v: &[Scalar]) -> Scalar {
+    unary_float(v, |x| 1.0 / x)
+}
+/// `ln(a)`
+pub fn log(v: &[Scalar]) -> Scalar {
+    unary_float(v, f64::ln)
+}
+/// `ln(1 + a)`
+pub fn log1p(v: &[Scalar]) -> Scalar {
+    unary_float(v, f64::ln_1p)
+}
+/// `e^a - 1`
+pub fn expm1(v: &[Scalar]) -> Scalar {
+    unary_float(v, f64::exp_m1)
+}
+/// `sin(a)`
+pub fn sin(v: &[Scalar]) -> Scalar {
+    unary_float(v, f64::sin)
+}
+/// `cos(a)`
+pub fn cos(v: &[Scalar]) -> Scalar {
+    unary_float(v, f64::cos)
+}
+
+/// Integers pass through the rounding ops unchanged.
+fn rounding(v: &[Scalar], f: fn(f64) -> f64) -> Scalar {
+    match v[0] {
+        Scalar::Float(x) => Scalar::Float(f(x)),
+        other => other,
+    }
+}
+/// `floor(a)` (integers unchanged)
+pub fn floor(v: &[Scalar]) -> Scalar {
+    rounding(v, f64::floor)
+}
+/// `ceil(a)` (integers unchanged)
+pub fn ceil(v: &[Scalar]) -> Scalar {
+    rounding(v, f64::ceil)
+}
+/// `round(a)`, halves to even (`nearbyint`; integers unchanged)
+pub fn round(v: &[Scalar]) -> Scalar {
+    rounding(v, f64::round_ties_even)
+}
+/// `trunc(a)` (integers unchanged)
+pub fn trunc(v: &[Scalar]) -> Scalar {
+    rounding(v, f64::trunc)
+}
+/// `(0 < a) - (a < 0)`: NaN and `-0.0` give `0`; bool unchanged.
+pub fn sign(v: &[Scalar]) -> Scalar {
+    match v[0] {
+        Scalar::Int(x) => Scalar::Int(x.signum()),
+        Scalar::Float(x) => Scalar::Float(((0.0 < x) as i32 - (x < 0.0) as i32) as f64),
+        b => b,
+    }
+}
+/// `~a` (bool: not)
+pub fn bitwise_not(v: &[Scalar]) -> Scalar {
+    match v[0] {
+        Scalar::Int(x) => Scalar::Int(!x),
+        Scalar::Bool(b) => Scalar::Bool(!b),
+        Scalar::Float(f) => Scalar::Float(f),
+    }
+}
+/// `a/2 · (1 + erf(a/√2))`
+pub fn gelu(v: &[Scalar]) -> Scalar {
+    unary_float(v, |x| 0.5 * x * (1.0 + erf64(x / std::f64::consts::SQRT_2)))
+}
+/// `a/2 · (1 + tanh(√(2/π) · (a + 0.044715 a³)))`
+pub fn gelu_tanh(v: &[Scalar]) -> Scalar {
+    let k = (2.0 / std::f64::consts::PI).sqrt();
+    let x = float(v[0]);
+    Scalar::Float(0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh()))
+}
+/// `a / (1 + e^-a)`
+pub fn silu(v: &[Scalar]) -> Scalar {
+    unary_float(v, |x| x / (1.0 + (-x).exp()))
+}
+/// `a · min(max(a + 3, 0), 6) / 6`
+pub fn hardswish(v: &[Scalar]) -> Scalar {
+    unary_float(v, |x| x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0)
+}
+/// `min(max(a + 3, 0), 6) / 6`
+pub fn hardsigmoid(v: &[Scalar]) -> Scalar {
+    unary_float(v, |x| fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0)
+}
+/// `a > 0 ? a : a · slope`
+pub fn leaky_relu(v: &[Scalar]) -> Scalar {
+    let (x, s) = (float(v[0]), float(v[1]));
+    Scalar::Float(if x > 0.0 { x } else { x * s })
+}
+/// `a^b`: integers by repeated squaring with wrapping (a negative exponent gives `1` for a
+/// base of 1, `±1` for -1, else 0, as PyTorch's integer `pow`), floats by `powf`.
+pub fn pow(v: &[Scalar]) -> Scalar {
+    match (v[0], v[1]) {
+        (Scalar::Int(a), Scalar::Int(b)) => Scalar::Int(int_pow(a, b)),
+        (a, b) => Scalar::Float(float(a).powf(float(b))),
+    }
+}
+
+fn int_pow(a: i64, b: i64) -> i64 {
+    if b < 0 {
+        return match a {
+            1 => 1,
+            -1 if b % 2 == 0 => 1,
+            -1 => -1,
+            _ => 0,
+        };
+    }
+    int_pow_wrapping(a, b)
+}
+
+fn int_pow_wrapping(a: i64, mut b: i64) -> i64 {
+    let (mut base, mut result) = (a, 1i64);
+    while b > 0 {
+        if b & 1 == 1 {
+            result = result.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        b >>= 1;
+    }
+    result
+}
+/// Python's modulo: the sign of the divisor (`fmod`, then `+ b` when the signs differ).
+/// An integer divisor of 0 is refused by the kernel before this is asked.
+pub fn remainder(v: &[Scalar]) -> Scalar {
+    match (v[0], v[1]) {
+        (Scalar::Int(a), Scalar::Int(b)) => {
+            if b == 0 {
+                return Scalar::Int(0);
+            }
+            let r = a.wrapping_rem(b);
+            Scalar::Int(if r != 0 && ((r < 0) != (b < 0)) { r.wrapping_add(b) } else { r })
+        }
+        (a, b) => {
+            let (a, b) = (float(a), float(b));
+            let m = a % b;
+            Scalar::Float(if m != 0.0 && ((b < 0.0) != (m < 0.0)) { m + b } else { m })
+        }
+    }
+}
+/// `a & b` (bool: and)
+pub fn bitwise_and(v: &[Scalar]) -> Scalar {
+    arith(v[0], v[1], |x, y| x & y, |x, _| x, |x, y| x & y)
+}
+/// `a | b` (bool: or)
+pub fn bitwise_or(v: &[Scalar]) -> Scalar {
+    arith(v[0], v[1], |x, y| x | y, |x, _| x, |x, y| x | y)
+}
+/// `a ^ b` (bool: xor)
+pub fn bitwise_xor(v: &[Scalar]) -> Scalar {
+    arith(v[0], v[1], |x, y| x ^ y, |x, _| x, |x, y| x ^ y)
+}
+/// `mask ? value : x` (arguments `x, mask, value`)
+pub fn masked_fill(v: &[Scalar]) -> Scalar {
+    if truth(v[1]) {
+        v[2]
+    } else {
+        v[0]
+    }
+}
+
+/// `erf(x)` in f64 to about 1e-15 relative: the Maclaurin series below 2.5 (its terms peak
+/// near `e^(x²)`, so at most three digits cancel), the continued fraction of `erfc` above.
+/// Plain and slow: the oracle, not a kernel.
+pub fn erf64(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    let a = x.abs();
+    let r = if a < 2.5 {
+        // erf(a) = 2/√π Σ (-1)^n a^(2n+1) / (n! (2n+1))
+        let (mut term, mut sum, a2) = (a, a, a * a);
+        let mut n = 0.0;
+        loop {
+            n += 1.0;
+            term *= -a2 / n;
+            let t = term / (2.0 * n + 1.0);
+            sum += t;
+            if t.abs() <= 1e-17 * sum.abs() {
+                break;
+            }
+        }
+        sum * 2.0 / std::f64::consts::PI.sqrt()
+    } else if a < 6.5 {
+        // erfc(a) = e^(-a²)/√π · 1/(a + (1/2)/(a + 1/(a + (3/2)/(a + 2/(a + ...))))),
+        // evaluated from the tail.
+        let mut f = a;
+        for k in (1..=60).rev() {
+            f = a + (k as f64 / 2.0) / f;
+        }
+        1.0 - (-a * a).exp() / (std::f64::consts::PI.sqrt() * f)
+    } else {
+        1.0
+    };
+    if x < 0.0 {
+        -r
+    } else {
+        r
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tensor::Element;
+
+    /// Values of `erf` from tables (Abramowitz & Stegun 7.1, 10 digits and more).
+    #[test]
+    fn erf64_matches_tabulated_values() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.1, 0.112_462_916_018_284_9),
+            (0.5, 0.520_499_877_813_046_5),
+            (1.0, 0.842_700_792_949_714_9),
+            (2.0, 0.995_322_265_018_952_7),
+            (2.5, 0.999_593_047_982_555_0),
+            (3.0, 0.999_977_909_503_001_4),
+            (4.0, 0.999_999_984_582_742_1),
+        ] {
+            assert!((erf64(x) - want).abs() < 1e-15, "erf({x}) = {}", erf64(x));
+            assert!((erf64(-x) + want).abs() < 1e-15);
+        }
+        assert!(erf64(f64::NAN).is_nan());
+        assert_eq!(erf64(f64::INFINITY), 1.0);
+        assert_eq!(erf64(f64::NEG_INFINITY), -1.0);
+    }
+
+    #[test]
+    fn integer_pow_and_remainder_follow_pytorch() {
+        let p = |a, b| pow(&[Scalar::Int(a), Scalar::Int(b)]);
+        assert_eq!(p(3, 4), Scalar::Int(81));
+        assert_eq!(p(2, -1), Scalar::Int(0));
+        assert_eq!(p(-1, -3), Scalar::Int(-1));
+        assert_eq!(p(2, 64), Scalar::Int(0));
+        assert_eq!(p(-1, 1001), Scalar::Int(-1));
+        assert_eq!(p(3, 100), Scalar::Int(int_pow_wrapping(3, 100)));
+        let r = |a, b| remainder(&[Scalar::Int(a), Scalar::Int(b)]);
+        assert_eq!(r(-7, 3), Scalar::Int(2));
+        assert_eq!(r(7, -3), Scalar::Int(-2));
+        let rf = remainder(&[Scalar::Float(-7.5), Scalar::Float(2.0)]);
+        assert_eq!(rf, Scalar::Float(0.5));
+    }
 
     /// The kernels' cast of `s` to `dtype`, widened back.
     fn kernel_cast(s: Scalar, dtype: DType) -> Scalar {

@@ -44,7 +44,7 @@
 
 use super::fuse::{Compiled, Src};
 use crate::kernel::{
-    fold_run, store_fence, stream_copy, stream_output, Cascade, ExecConfig, Map1, Map2, Simd,
+    fold_run, store_fence, stream_copy, stream_output, Cascade, ExecConfig, Map1, Map2, Map3, Simd,
 };
 use crate::op::{AnyElement, AnyTensor, Op};
 use crate::reduce::{Amax, Amin, Mean, Prod, ReduceElement, Reducer, ReductionOp, Sum};
@@ -141,6 +141,33 @@ fn bin<T: Copy>(o: &mut [T], a: Opnd<'_, T>, b: Opnd<'_, T>, f: impl Fn(T, T) ->
     }
 }
 
+/// `o[i] = f(a[i], b[i], c[i])`; the common case (scalar bounds of a clamp) has its own loop.
+#[inline(always)]
+fn tern<T: Copy>(
+    o: &mut [T],
+    a: Opnd<'_, T>,
+    b: Opnd<'_, T>,
+    c: Opnd<'_, T>,
+    f: impl Fn(T, T, T) -> T,
+) {
+    let at = |x: Opnd<'_, T>, i: usize| match x {
+        Opnd::Slice(s) => s[i],
+        Opnd::Scalar(v) => v,
+    };
+    match (a, b, c) {
+        (Opnd::Slice(x), Opnd::Scalar(lo), Opnd::Scalar(hi)) => {
+            for (o, &x) in o.iter_mut().zip(x) {
+                *o = f(x, lo, hi);
+            }
+        }
+        _ => {
+            for (i, o) in o.iter_mut().enumerate() {
+                *o = f(at(a, i), at(b, i), at(c, i));
+            }
+        }
+    }
+}
+
 /// One fused form of the registry: how a fusable op's element function runs on a block.
 macro_rules! fused_form {
     (none, $op:expr, $o:expr, $a:expr) => {
@@ -158,6 +185,12 @@ macro_rules! fused_form {
             _ => return Err(arity_error($op, $a.len())),
         }
     };
+    (tern($F:expr), $op:expr, $o:expr, $a:expr) => {
+        match $a {
+            [x, y, z] => tern($o, *x, *y, *z, |u, v, w| $F.call(u, v, w)),
+            _ => return Err(arity_error($op, $a.len())),
+        }
+    };
 }
 
 fn arity_error(op: Op, n: usize) -> Error {
@@ -166,10 +199,8 @@ fn arity_error(op: Op, n: usize) -> Error {
 
 /// Expands the registry into [`eval`]: one arm per op, its fused form.
 macro_rules! define_eval {
-    ($( $op:ident : $name:literal / $arity:literal, $prom:ident, scalars [$($sc:literal),*],
-        inplace $ip:literal, out $out:literal, bool_kernel $bk:literal,
-        check $check:ident, reference $refn:ident, kernel $kf:ident ($($ka:tt)*),
-        fused $ff:ident $(($($fa:tt)*))? $(, tolerance $tol:literal)? ; )*) => {
+    ($( $op:ident : $name:literal / $arity:literal, $table:tt,
+        kernel $kf:ident ($($ka:tt)*), fused $ff:ident $(($($fa:tt)*))? ; )*) => {
         /// Evaluates one fusable op over a block: `o[i] = op(a[0][i], ...)`.
         #[inline(always)]
         pub(super) fn eval<T: FloatElement>(op: Op, o: &mut [T], a: &[Opnd<'_, T>]) -> Result<()> {

@@ -235,11 +235,7 @@ fn op_step(ex: &mut Executed, p: &Program, k: usize, op: Op) -> Result<()> {
         operands.clear();
         for (j, a) in st.args.iter().enumerate() {
             // `where`'s condition is read as bool; everything else in the computation dtype.
-            let dtype = if op == Op::Where && j == 0 {
-                DType::Bool
-            } else {
-                plan.compute_dtype
-            };
+            let dtype = op.def().input_dtype(j, plan.compute_dtype);
             let s = match a {
                 StepArg::Value(i) => {
                     let x = &ex_ref.layouts[*i];

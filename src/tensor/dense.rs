@@ -251,8 +251,28 @@ impl<T: Element> Tensor<T> {
                     (n as u64).saturating_mul(std::mem::size_of::<T>() as u64)
                 ))
             })?;
+        self.visit(|v| {
+            out.push(v);
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// Whether some element satisfies `f` (read in logical order, stopping at the first).
+    pub fn any(&self, f: impl Fn(T) -> bool) -> Result<bool> {
+        let mut found = false;
+        self.visit(|v| {
+            found = f(v);
+            !found
+        })?;
+        Ok(found)
+    }
+
+    /// Calls `f` on the elements in logical (row-major) order while it returns `true`.
+    fn visit(&self, mut f: impl FnMut(T) -> bool) -> Result<()> {
+        let n = self.numel();
         if n == 0 {
-            return Ok(out);
+            return Ok(());
         }
         let _g = self.storage.read()?;
         let base = self.storage.ptr();
@@ -262,7 +282,9 @@ impl<T: Element> Tensor<T> {
         for _ in 0..n {
             // SAFETY: `off` is the offset of an in-range index, inside the storage by the layout
             // invariant; the read guard excludes writers.
-            out.push(unsafe { *base.add(off as usize) });
+            if !f(unsafe { *base.add(off as usize) }) {
+                return Ok(());
+            }
             for d in (0..nd).rev() {
                 idx[d] += 1;
                 off += self.strides[d];
@@ -273,7 +295,7 @@ impl<T: Element> Tensor<T> {
                 idx[d] = 0;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn restrided(&self, sizes: Dims, strides: Dims, offset: i64, what: &str) -> Result<Self> {

@@ -198,8 +198,137 @@ pub trait NumElement: Element + PartialOrd {
     fn minimum(self, b: Self) -> Self;
 }
 
+/// Numeric elements' rounding, sign, power and remainder, as PyTorch's CPU kernels compute
+/// them: rounding is the identity on integers, `sign` is `(0 < a) - (a < 0)` (NaN and `-0.0`
+/// give `0`), integer `pow` is repeated squaring with wrapping (a negative exponent gives
+/// `1` for a base of 1, `±1` for -1, else 0), `rem` is Python's modulo (the divisor's sign).
+pub trait MathElement: NumElement {
+    /// `floor(a)`
+    fn floor(self) -> Self;
+    /// `ceil(a)`
+    fn ceil(self) -> Self;
+    /// `round(a)`, halves to even
+    fn round(self) -> Self;
+    /// `trunc(a)`
+    fn trunc(self) -> Self;
+    /// `(0 < a) - (a < 0)`
+    fn sign(self) -> Self;
+    /// `a^b`
+    fn pow(self, b: Self) -> Self;
+    /// `a mod b` with the sign of `b` (an integer `b` must not be 0: the kernel checks).
+    fn rem(self, b: Self) -> Self;
+}
+
+macro_rules! int_math {
+    ($t:ty, $signed:expr) => {
+        impl MathElement for $t {
+            #[inline(always)]
+            fn floor(self) -> Self {
+                self
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                self
+            }
+            #[inline(always)]
+            fn round(self) -> Self {
+                self
+            }
+            #[inline(always)]
+            fn trunc(self) -> Self {
+                self
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn sign(self) -> Self {
+                ((0 < self) as $t).wrapping_sub((self < 0 as $t) as $t)
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn pow(self, b: Self) -> Self {
+                if b < 0 as $t {
+                    return if self == 1 as $t {
+                        1 as $t
+                    } else if $signed && self == (0 as $t).wrapping_sub(1 as $t) {
+                        if b % (2 as $t) == 0 as $t { 1 as $t } else { self }
+                    } else {
+                        0 as $t
+                    };
+                }
+                let (mut base, mut e, mut r) = (self, b, 1 as $t);
+                while e > 0 as $t {
+                    if e & (1 as $t) == 1 as $t {
+                        r = r.wrapping_mul(base);
+                    }
+                    base = base.wrapping_mul(base);
+                    e >>= 1;
+                }
+                r
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn rem(self, b: Self) -> Self {
+                if b == 0 as $t {
+                    return 0 as $t;
+                }
+                let r = self.wrapping_rem(b);
+                if r != 0 as $t && ((r < 0 as $t) != (b < 0 as $t)) {
+                    r.wrapping_add(b)
+                } else {
+                    r
+                }
+            }
+        }
+    };
+}
+int_math!(u8, false);
+int_math!(i32, true);
+int_math!(i64, true);
+
+macro_rules! float_math {
+    ($t:ty) => {
+        impl MathElement for $t {
+            #[inline(always)]
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            #[inline(always)]
+            fn round(self) -> Self {
+                <$t>::round_ties_even(self)
+            }
+            #[inline(always)]
+            fn trunc(self) -> Self {
+                <$t>::trunc(self)
+            }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                ((0.0 < self) as i32 - (self < 0.0) as i32) as $t
+            }
+            #[inline(always)]
+            fn pow(self, b: Self) -> Self {
+                <$t>::powf(self, b)
+            }
+            #[inline(always)]
+            fn rem(self, b: Self) -> Self {
+                let m = self % b;
+                if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+                    m + b
+                } else {
+                    m
+                }
+            }
+        }
+    };
+}
+float_math!(f32);
+float_math!(f64);
+
 /// Floating-point elements: division and transcendental functions.
-pub trait FloatElement: NumElement {
+pub trait FloatElement: MathElement {
     /// `a / b`
     fn div(self, b: Self) -> Self;
     /// `e^a`, within 1 ulp (f32: 0.952 ulp, exhaustively measured; see `kernel::vmath`),
@@ -213,6 +342,18 @@ pub trait FloatElement: NumElement {
     fn tanh(self) -> Self;
     /// `1 / (1 + e^-a)`
     fn sigmoid(self) -> Self;
+    /// the error function
+    fn erf(self) -> Self;
+    /// `ln(1 + a)`
+    fn ln_1p(self) -> Self;
+    /// `e^a - 1`
+    fn exp_m1(self) -> Self;
+    /// sine
+    fn sin(self) -> Self;
+    /// cosine
+    fn cos(self) -> Self;
+    /// A constant (`0.5`, `3`, ...), rounded to this type.
+    fn from_f64(v: f64) -> Self;
 }
 
 macro_rules! int_num {
@@ -344,6 +485,30 @@ macro_rules! float_num {
             #[inline(always)]
             fn sigmoid(self) -> Self {
                 1.0 / (1.0 + FloatElement::exp(-self))
+            }
+            #[inline(always)]
+            fn erf(self) -> Self {
+                crate::op::erf64(self as f64) as $t
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                self.ln_1p()
+            }
+            #[inline(always)]
+            fn exp_m1(self) -> Self {
+                self.exp_m1()
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                self.sin()
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                self.cos()
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
             }
         }
     };

@@ -41,7 +41,7 @@ mod storage;
 
 pub use crate::layout::MemoryFormat;
 pub use dense::{Dims, Tensor};
-pub use element::{DType, Element, FloatElement, NumElement, Scalar};
+pub use element::{DType, Element, FloatElement, MathElement, NumElement, Scalar};
 #[cfg(feature = "ndarray")]
 pub use nd::{NdView, NdViewMut};
 pub use storage::{set_pool_limit, ReadGuard, Storage, WriteGuard};
