@@ -16,9 +16,10 @@
 //! nears `-1`: 2.5 ulp in f32). `|x|` past the clamp gives `e ≈ 0`, so `±1`; the sign is
 //! copied from `x` (so `tanh(-0) = -0` and NaN stays NaN).
 
-use super::{horner, ExpFloat, MathFloat};
+use super::{horner, MathFloat};
 
-/// The clamp bounds of [`expm1`] (the reduction's constants are [`ExpFloat`]'s).
+/// The clamp bounds of [`expm1`] and [`tanh`] (the reduction's constants are
+/// [`ExpFloat`](super::ExpFloat)'s).
 pub trait Expm1Float: MathFloat {
     /// Above the overflow threshold, yet `round(EXPM1_MAX·log2 e) - 1` is a normal exponent.
     const EXPM1_MAX: Self;
