@@ -55,14 +55,17 @@ pub fn erf_dd(x: f64) -> (f64, f64) {
             }
             n += 1.0;
         }
-        dd_mul(sum, (1.128_379_167_095_512_6, 1.533_545_961_316_588e-17))
+        dd_mul(
+            sum,
+            (std::f64::consts::FRAC_2_SQRT_PI, 1.533_545_961_316_588e-17),
+        )
     } else if a < 30.0 {
         let mut k = a;
         for i in (1..=300).rev() {
             k = a + (i as f64 * 0.5) / k;
         }
         let (s, e) = two_prod(a, a);
-        let erfc = (-s).exp() * (1.0 - e) * 0.564_189_583_547_756_3 / k;
+        let erfc = (-s).exp() * (1.0 - e) * (0.5 * std::f64::consts::FRAC_2_SQRT_PI) / k;
         let h = 1.0 - erfc;
         (h, (1.0 - h) - erfc)
     } else {

@@ -90,6 +90,9 @@
 // Only `exp` is called from the kernels so far; the rest is the API of the coming
 // elementwise ops (and exercised by the tests and `examples/vmath_ulp.rs`).
 #![cfg_attr(not(test), allow(dead_code))]
+// Fitted coefficients are written with the digits the fit printed (they round to the
+// intended float).
+#![allow(clippy::excessive_precision)]
 
 use std::ops::{Div, Neg};
 
