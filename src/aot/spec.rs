@@ -528,7 +528,7 @@ mod tests {
     #[test]
     fn bad_specs_are_clear_errors() {
         let cases = [
-            (r#"{"op":"tanh","inputs":[],"hints":{}}"#, "unknown op"),
+            (r#"{"op":"tan","inputs":[],"hints":{}}"#, "unknown op"),
             (
                 r#"{"op":"eq","inputs":[],"hints":{}}"#,
                 "does not compute float32",

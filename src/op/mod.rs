@@ -40,7 +40,7 @@ mod registry;
 pub use call::{plan_op, scalar_dtype, Arg, Dest, OpPlan};
 pub use exec::{call, run_kernel_f32, AnyElement, AnyTensor, Input, Output};
 pub(crate) use exec::{call_into, call_planned, each, with_dtype};
-pub use reference::{erf64, narrow};
+pub use reference::narrow;
 pub(crate) use registry::elementwise_ops;
 pub use named::{is_elementwise, keywords, kwarg_from_json, resolve, scalar_from_json, Kwarg, Resolved, Slot};
 pub use registry::{Kernels, Op, OpDef, Param, Promotion, TABLE};

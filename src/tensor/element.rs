@@ -334,7 +334,9 @@ pub trait FloatElement: MathElement {
     /// `e^a`, within 1 ulp (f32: 0.952 ulp, exhaustively measured; see `kernel::vmath`),
     /// vectorizable.
     fn exp(self) -> Self;
-    /// natural logarithm
+    /// natural logarithm (the vectorizable ones of `kernel::vmath` here and below: measured
+    /// bounds there, f32 within 2.3 ulp, f64 within 3 ulp of libm; `sin`/`cos` for
+    /// `|x| <= 1e9`)
     fn ln(self) -> Self;
     /// square root
     fn sqrt(self) -> Self;
@@ -472,7 +474,7 @@ macro_rules! float_num {
             }
             #[inline(always)]
             fn ln(self) -> Self {
-                self.ln()
+                crate::kernel::vmath::log(self)
             }
             #[inline(always)]
             fn sqrt(self) -> Self {
@@ -480,7 +482,7 @@ macro_rules! float_num {
             }
             #[inline(always)]
             fn tanh(self) -> Self {
-                self.tanh()
+                crate::kernel::vmath::tanh(self)
             }
             #[inline(always)]
             fn sigmoid(self) -> Self {
@@ -488,23 +490,23 @@ macro_rules! float_num {
             }
             #[inline(always)]
             fn erf(self) -> Self {
-                crate::op::erf64(self as f64) as $t
+                crate::kernel::vmath::erf(self)
             }
             #[inline(always)]
             fn ln_1p(self) -> Self {
-                self.ln_1p()
+                crate::kernel::vmath::log1p(self)
             }
             #[inline(always)]
             fn exp_m1(self) -> Self {
-                self.exp_m1()
+                crate::kernel::vmath::expm1(self)
             }
             #[inline(always)]
             fn sin(self) -> Self {
-                self.sin()
+                crate::kernel::vmath::sin(self)
             }
             #[inline(always)]
             fn cos(self) -> Self {
-                self.cos()
+                crate::kernel::vmath::cos(self)
             }
             #[inline(always)]
             fn from_f64(v: f64) -> Self {

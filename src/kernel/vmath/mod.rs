@@ -87,9 +87,6 @@
 //!   `<= 1` ulp on a dense sample and the threshold neighbourhoods.
 //! * f64, against glibc's `exp` on 20M points over `[-745.5, 710]`: at most 1 ulp apart.
 
-// Only `exp` is called from the kernels so far; the rest is the API of the coming
-// elementwise ops (and exercised by the tests and `examples/vmath_ulp.rs`).
-#![cfg_attr(not(test), allow(dead_code))]
 // Fitted coefficients are written with the digits the fit printed (they round to the
 // intended float).
 #![allow(clippy::excessive_precision)]
@@ -105,15 +102,11 @@ mod log;
 mod trig;
 
 // The elementwise ops these are for are not wired yet: the re-exports are the API.
-#[allow(unused_imports)]
-pub use erf::{erf, ErfFloat};
+pub use erf::erf;
 pub use exp::{exp, ExpFloat};
-#[allow(unused_imports)]
-pub use expm1::{expm1, tanh, Expm1Float};
-#[allow(unused_imports)]
-pub use log::{log, log1p, LogFloat};
-#[allow(unused_imports)]
-pub use trig::{cos, sin, TrigFloat};
+pub use expm1::{expm1, tanh};
+pub use log::{log, log1p};
+pub use trig::{cos, sin};
 
 /// Constants and bit operations shared by the functions past `exp`.
 pub trait MathFloat: ExpFloat + Div<Output = Self> + Neg<Output = Self> {
