@@ -260,6 +260,33 @@ fn op_golden_cases_all_pass_concretely_and_symbolically() {
     assert_all_pass_in_both_modes("ops.jsonl", 3000);
 }
 
+/// `ops_real.jsonl` (ops of real model graphs; a copy in `tests/golden/partial/` while the
+/// engine answers part of it): every line of an op the engine has, now the elementwise ops
+/// (float math, rounding, bitwise, activations, `pow`, `remainder`, comparisons with
+/// non-finite numbers, `clamp` with keyword bounds, `masked_fill`), passes in both modes.
+#[test]
+fn real_graph_elementwise_golden_cases_pass_in_both_modes() {
+    let all = std::fs::read_to_string(golden("partial/ops_real.jsonl")).unwrap();
+    let answered: Vec<&str> = all
+        .lines()
+        .filter(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            symstride::op::is_elementwise(v["op"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!((all.lines().count(), answered.len()), (3000, 1167));
+    let f = TempFile::new("ops-real-elementwise", &(answered.join("\n") + "\n"));
+    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
+        let o = run(mode, &[&f.0]);
+        assert_eq!(
+            stdout_lines(&o).last().map(String::as_str),
+            Some("1167 passed, 0 failed"),
+            "{mode:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
 /// An op error answer is its category (the message is informational); a category that does
 /// not match fails the check.
 #[test]
