@@ -516,6 +516,8 @@ mod tests {
             assert_eq!(Op::parse(d.name).unwrap(), d.op);
             assert!(d.scalar_args.iter().all(|&p| p < d.arity));
             assert!(d.tolerance >= 0.0);
+            // The fused evaluator passes at most MAX_ARITY operands to a member.
+            assert!(!d.fusable || d.arity <= crate::program::MAX_FUSED_ARITY, "{}", d.name);
         }
         assert!(Op::parse("tan").is_err());
         for d in TABLE.iter() {

@@ -59,8 +59,9 @@ use smallvec::SmallVec;
 /// (minima, same runs); 512 gave 1.04-1.07, 2048 1.53-1.56 (the buffers spill L1).
 pub const BLOCK: usize = 1024;
 
-/// Most operands of a fusable op (the table's unary and binary elementwise ops).
-const MAX_ARITY: usize = 2;
+/// Most operands of a fusable op (the table's unary, binary and ternary elementwise ops;
+/// `crate::op`'s table test asserts every fusable row fits).
+pub(crate) const MAX_ARITY: usize = 3;
 
 /// Where a fused chain's result goes.
 pub(crate) enum Sink<'a> {

@@ -34,7 +34,7 @@
 //! layout the specialization describes, see [`crate::aot`]'s binder.
 
 use super::artifact::ProgramArtifact;
-use super::fuse::plan_fusion;
+use super::fuse::{check_fusion, plan_fusion};
 use super::fuse::FusionPlan;
 use super::run::{run_program_with, RunOptions, RunStats};
 use super::spec::{InputStrides, Program};
@@ -345,6 +345,13 @@ impl ProgramDispatcher {
             fuse.then_some(&mut fusion),
         )?;
         let inputs = normalize_empty_inputs(inputs, &values)?;
+        // The specialization's fusion plan was decided at its trace's binding; its guards
+        // do not restrict fusion, so at an admitted binding where a chain is no longer a
+        // valid fusion (a size-1 dim that breaks a row segment) the chains are planned from
+        // this binding's layouts instead (step plans stay the specialization's).
+        if fuse && check_fusion(&self.program, &values, &fusion).is_err() {
+            fusion = plan_fusion(&self.program, &values);
+        }
         let options = RunOptions {
             plans: Some(&plans),
             fusion: fuse.then_some(&fusion),

@@ -155,6 +155,8 @@ pub use fuse::{
     check_fusion, plan_fusion, ChainKind, FusedChain, FusionPlan, BLOCK as FUSED_BLOCK,
 };
 pub use rows::{RowSegment, ROW_MAX, ROW_MIN};
+#[cfg(test)]
+pub(crate) use blocks::MAX_ARITY as MAX_FUSED_ARITY;
 pub use run::{
     fill_inputs, run_program, run_program_fused, run_program_planned, run_program_stats,
     run_program_with, tensor_values, RunOptions, RunStats,

@@ -494,6 +494,19 @@ fn parse_input(i: usize, v: &Value, symbols: &mut Vec<String>) -> Result<Program
     })
 }
 
+/// A Python number as JSON (non-finite floats as `{"float": ...}`).
+fn number_json(v: Scalar) -> Value {
+    match v {
+        Scalar::Bool(b) => Value::Bool(b),
+        Scalar::Int(i) => Value::from(i),
+        Scalar::Float(f) if f.is_finite() => Value::from(f),
+        Scalar::Float(f) => {
+            let name = if f.is_nan() { "nan" } else if f > 0.0 { "inf" } else { "-inf" };
+            serde_json::json!({ "float": name })
+        }
+    }
+}
+
 fn step_op(name: &str) -> Option<StepOp> {
     if ViewOp::arity(name).is_some() {
         return Some(StepOp::View(name.to_string()));
@@ -587,12 +600,40 @@ fn parse_step(
         shown.join(", ")
     );
     let at = |j: usize| format!("{label}: argument {j}");
-    let op = step_op(op_name).ok_or_else(|| err(format!("{label}: unknown op `{op_name}`")))?;
+    // Elementwise calls by PyTorch name with keywords (`clamp(x, min=0)`, `gelu(x,
+    // approximate="tanh")`, `leaky_relu(x, negative_slope=0.2)`) resolve to a registry row,
+    // the keywords' numbers becoming trailing arguments.
+    let resolved_raw: Vec<Value>;
+    let (op, raw, keywords) = if crate::op::is_elementwise(op_name) && ViewOp::arity(op_name).is_none() {
+        let keywords = crate::op::keywords(op_name);
+        let kwargs = keywords
+            .iter()
+            .filter_map(|k| o.get(*k).map(|v| (*k, v)))
+            .map(|(k, v)| Ok((k, crate::op::kwarg_from_json(v).map_err(|e| err(format!("{label}: `{k}`: {e}")))?)))
+            .collect::<Result<Vec<_>>>()?;
+        let kwarg = |k: &str| kwargs.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+        let r = crate::op::resolve(op_name, raw.len(), &kwarg)
+            .map_err(|e| err(format!("{label}: {e}")))?
+            .ok_or_else(|| err(format!("{label}: unknown op `{op_name}`")))?;
+        resolved_raw = r
+            .args
+            .iter()
+            .map(|s| match s {
+                crate::op::Slot::Given(k) => raw[*k].clone(),
+                crate::op::Slot::Number(v) => number_json(*v),
+            })
+            .collect();
+        (StepOp::Op(r.op), &resolved_raw, keywords)
+    } else {
+        let op = step_op(op_name).ok_or_else(|| err(format!("{label}: unknown op `{op_name}`")))?;
+        (op, raw, Vec::new())
+    };
     // Keyword arguments.
     let allowed: &[&str] = match &op {
         StepOp::Reduce(_) => &["keepdim"],
         StepOp::Contiguous | StepOp::Clone => &["memory_format"],
         StepOp::To => &["dtype"],
+        StepOp::Op(_) => &keywords,
         _ => &[],
     };
     for key in o.keys() {
@@ -660,21 +701,16 @@ fn parse_step(
             _ if j == 0 && !matches!(op, StepOp::Op(_)) => StepArg::Value(value(j, a)?),
             StepOp::Op(o) => match a {
                 Value::String(s) if lookup(s).is_some() => StepArg::Value(value(j, a)?),
-                Value::Number(_) | Value::Bool(_) if o.def().scalar_args.contains(&j) => {
-                    StepArg::Number(match a {
-                        Value::Bool(b) => Scalar::Bool(*b),
-                        Value::Number(n) => match n.as_i64() {
-                            Some(i) => Scalar::Int(i),
-                            None => Scalar::Float(n.as_f64().unwrap_or(f64::NAN)),
-                        },
-                        _ => unreachable!("matched above"),
-                    })
+                Value::Number(_) | Value::Bool(_) | Value::Object(_) if o.def().takes_number(j) => {
+                    StepArg::Number(
+                        crate::op::scalar_from_json(a).map_err(|e| err(format!("{}: {e}", at(j))))?,
+                    )
                 }
-                Value::Number(_) | Value::Bool(_) => {
+                Value::Number(_) | Value::Bool(_) | Value::Object(_) => {
                     return Err(err(format!("{}: {o} takes no Python number here", at(j))))
                 }
                 Value::String(s)
-                    if o.def().scalar_args.contains(&j)
+                    if o.def().takes_number(j)
                         && int_expr(a, symbols, &at(j)).is_ok() =>
                 {
                     return Err(err(format!(
