@@ -45,6 +45,12 @@ def scenarios():
             return lambda: op(a, b)
         return setup
 
+    def unary(op):
+        def setup():
+            x = randf(*s4)
+            return lambda: op(x)
+        return setup
+
     def where():
         c, x, y = torch.rand(s4) > 0.5, randf(*s4), randf(*s4)
         return lambda: torch.where(c, x, y)
@@ -151,6 +157,9 @@ def scenarios():
         ("eq_f32_16M", 1, binop(torch.eq, lambda: (randf(*s4) * 8).round())),
         ("logical_and_bool_16M", 1, binop(torch.logical_and, lambda: torch.rand(s4) > 0.5)),
         ("where_16M", 1, where),
+        ("gelu_16M", 1, unary(torch.nn.functional.gelu)),
+        ("silu_16M", 1, unary(torch.nn.functional.silu)),
+        ("tanh_16M", 1, unary(torch.tanh)),
         ("add_contig_16M", 1, binop(torch.add, lambda: randf(*s4))),
         ("add_contig_16M_out", 1, add_out),
         ("add_cl_bcast_6M", 1, cl_bcast(False)),

@@ -353,3 +353,37 @@ def test_fused_chains_run_like_step_by_step():
             np.testing.assert_allclose(fused[name], ref[name], rtol=1e-6, atol=1e-6)
     with pytest.raises(ss.DimIndexError):
         art.fused(5)
+
+
+def test_real_graph_activations_with_keywords():
+    """The ops real model graphs use, by PyTorch name with keywords (``gelu`` tanh form,
+    ``clamp`` with one bound, ``leaky_relu``, ``hardtanh``, ``masked_fill`` with ``-inf``),
+    compiled and run on numpy arrays, against numpy."""
+    from math import erf
+
+    spec = {
+        "inputs": [
+            {"name": "x", "sizes": ["b", "s"], "layout": "contiguous"},
+            {"name": "m", "sizes": [1, "s"], "layout": "contiguous", "dtype": "bool"},
+        ],
+        "hints": {"b": 2, "s": 8},
+        "steps": [
+            {"let": "g", "op": "gelu", "args": ["x"]},
+            {"let": "l", "op": "leaky_relu", "args": ["x"], "negative_slope": 0.25},
+            {"let": "c", "op": "clamp", "args": ["l"], "min": None, "max": 1.5},
+            {"let": "h", "op": "hardtanh", "args": ["x"], "min_val": -0.5, "max_val": 0.5},
+            {"let": "f", "op": "masked_fill", "args": ["x", "m"], "value": {"float": "-inf"}},
+        ],
+        "outputs": ["g", "c", "h", "f"],
+    }
+    art = ss.compile(spec)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 5)).astype(np.float32) * 3
+    m = rng.random((1, 5)) < 0.5
+    out = art.run(x=x, m=m)
+    gelu = np.vectorize(lambda v: 0.5 * v * (1 + erf(v / np.sqrt(2))))(x.astype(np.float64))
+    np.testing.assert_allclose(out["g"], gelu, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["c"], np.minimum(np.where(x > 0, x, 0.25 * x), 1.5), rtol=1e-6)
+    np.testing.assert_array_equal(out["h"], np.clip(x, -0.5, 0.5))
+    np.testing.assert_array_equal(out["f"], np.where(m, -np.inf, x).astype(np.float32))
+    assert out["f"].strides == (20, 4)

@@ -519,6 +519,25 @@ fn op_scenarios(cfg: &ExecConfig, v: &mut Vec<Scenario>) -> Result<()> {
     per_dtype!("eq_f32_16M", Op::Eq, f32, 1.0, |x| (x * 8.0).round());
     per_dtype!("logical_and_bool_16M", Op::LogicalAnd, bool, 1.0, |x| x
         > 0.0);
+    // The real-graph activations (issue 40), float32, one read and one write each.
+    for (name, op) in [
+        ("gelu_16M", Op::Gelu),
+        ("silu_16M", Op::Silu),
+        ("tanh_16M", Op::Tanh),
+        ("exp_16M", Op::Exp),
+    ] {
+        let x: AnyTensor = tensor(&sizes, 26)?.into();
+        let c = cfg.clone();
+        v.push(Scenario {
+            name,
+            bytes: 8.0 * n as f64,
+            inner: 1,
+            run: Box::new(move || {
+                black_box(op::call(op, &[Input::Tensor(x.clone())], Output::New, &c)?);
+                Ok(())
+            }),
+        });
+    }
     let cond: AnyTensor =
         Tensor::from_vec(random(n, 23).into_iter().map(|x| x > 0.0).collect(), &sizes)?.into();
     let (x, y): (AnyTensor, AnyTensor) = (tensor(&sizes, 24)?.into(), tensor(&sizes, 25)?.into());
