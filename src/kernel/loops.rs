@@ -302,6 +302,11 @@ pub(crate) unsafe fn inner1<A: Element, O: Element, F: Map1<A, O>>(
 
 /// [`inner1`], writing contiguous rows with non-temporal stores when `stream` (see
 /// [`streamed`]).
+///
+/// The row closures are `#[inline(always)]`: left to the inliner, a closure whose element
+/// function is large (`exp`, `gelu`: a few dozen instructions once inlined) stays a
+/// separate function compiled for the baseline, so the AVX2 twin of [`streamed`] ran the
+/// SSE2 body (found with `perf annotate`, `docs/perf/2026-11-28-vmath.md`).
 #[inline(always)]
 pub(crate) unsafe fn inner1_with<A: Element, O: Element, F: Map1<A, O>>(
     f: &F,
@@ -316,7 +321,7 @@ pub(crate) unsafe fn inner1_with<A: Element, O: Element, F: Map1<A, O>>(
         let d = ContigDst(p[0] as *mut O);
         if s[1] == ea && p[0] != p[1] {
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
-            burst_rows(p[0] as *mut O, n, burst, |out, i| {
+            burst_rows(p[0] as *mut O, n, burst, #[inline(always)] |out, i| {
                 if prefetch {
                     Contig(a.as_ptr()).prefetch(i, out.len(), n);
                 }
@@ -329,7 +334,7 @@ pub(crate) unsafe fn inner1_with<A: Element, O: Element, F: Map1<A, O>>(
                 p[0] as *mut O,
                 n,
                 burst,
-                |out, i| {
+                #[inline(always)] |out, i| {
                     if prefetch {
                         a.prefetch(i, out.len(), n);
                     }
@@ -380,7 +385,7 @@ pub(crate) unsafe fn inner2_with<A: Element, B: Element, O: Element, F: Map2<A, 
         if s[1] == ea && s[2] == eb && p[0] != p[1] && p[0] != p[2] {
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             let b = std::slice::from_raw_parts(p[2] as *const B, n);
-            burst_rows(p[0] as *mut O, n, burst, |out, i| {
+            burst_rows(p[0] as *mut O, n, burst, #[inline(always)] |out, i| {
                 let m = out.len();
                 if prefetch {
                     Contig(a.as_ptr()).prefetch(i, m, n);
@@ -395,7 +400,7 @@ pub(crate) unsafe fn inner2_with<A: Element, B: Element, O: Element, F: Map2<A, 
                 p[0] as *mut O,
                 n,
                 burst,
-                |out, i| {
+                #[inline(always)] |out, i| {
                     if prefetch {
                         a.prefetch(i, out.len(), n);
                         b.prefetch(i, out.len(), n);
@@ -468,7 +473,7 @@ pub(crate) unsafe fn inner3_with<
             let a = std::slice::from_raw_parts(p[1] as *const A, n);
             let b = std::slice::from_raw_parts(p[2] as *const B, n);
             let c = std::slice::from_raw_parts(p[3] as *const C, n);
-            burst_rows(p[0] as *mut O, n, burst, |out, i| {
+            burst_rows(p[0] as *mut O, n, burst, #[inline(always)] |out, i| {
                 let m = out.len();
                 if prefetch {
                     Contig(a.as_ptr()).prefetch(i, m, n);
@@ -488,7 +493,7 @@ pub(crate) unsafe fn inner3_with<
                     p[0] as *mut O,
                     n,
                     burst,
-                    |out, i| {
+                    #[inline(always)] |out, i| {
                         if prefetch {
                             a.prefetch(i, out.len(), n);
                             b.prefetch(i, out.len(), n);
