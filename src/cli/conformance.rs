@@ -306,13 +306,7 @@ fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
         Ok(None) => {
             return Err(Error::parse("op case", format!("unknown op `{}`", case.op)));
         }
-        Err(err) if err.category() == "error" && !matches!(err, Error::Parse { .. }) => {
-            let mut got = Expect::new();
-            got.insert("error".into(), json!(err.category()));
-            got.insert("message".into(), json!(err.to_string()));
-            return Ok(got);
-        }
-        Err(err) => return Err(err),
+        Err(err) => return error_answer(err),
     };
     let op = resolved.op;
     // Storages: tensors with one id share a storage of the largest extent among them.
@@ -382,19 +376,26 @@ fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
         (None, true) => Dest::InPlace,
         (None, false) => Dest::New,
     };
+    let p = match op::plan_op(op, &args, &dest) {
+        Ok(p) => p,
+        Err(err) => return error_answer(err),
+    };
     let mut got = Expect::new();
-    match op::plan_op(op, &args, &dest) {
-        Ok(p) => {
-            got.insert("sizes".into(), json!(e.ints(p.out_sizes())?));
-            got.insert("strides".into(), json!(e.ints(p.out_strides())?));
-            got.insert("dtype".into(), json!(p.out_dtype.name()));
-        }
-        Err(err) if err.category() != "error" || matches!(err, Error::Argument { .. }) => {
-            got.insert("error".into(), json!(err.category()));
-            got.insert("message".into(), json!(err.to_string()));
-        }
-        Err(err) => return Err(err),
+    got.insert("sizes".into(), json!(e.ints(p.out_sizes())?));
+    got.insert("strides".into(), json!(e.ints(p.out_strides())?));
+    got.insert("dtype".into(), json!(p.out_dtype.name()));
+    Ok(got)
+}
+
+/// An op case's error: PyTorch's rejection (a golden category, or an [`Error::Argument`],
+/// category `error`) is the answer `{"error", "message"}`; any other error is the engine's.
+fn error_answer(err: Error) -> Result<Expect> {
+    if err.category() == "error" && !matches!(err, Error::Argument { .. }) {
+        return Err(err);
     }
+    let mut got = Expect::new();
+    got.insert("error".into(), json!(err.category()));
+    got.insert("message".into(), json!(err.to_string()));
     Ok(got)
 }
 

@@ -468,14 +468,11 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
     let types = types.ok_or_else(|| Error::invalid("internal: typed build without types"))?;
     if !detached.is_empty() {
         // The kernel's plan: the decided output given, every argument an operand.
-        let out = match (&out_spec, dest) {
-            (_, Dest::InPlace) | (None, _) => None,
-            (Some(t), _) => Some(t.clone()),
-        };
-        let mut decided = match (out, dest) {
-            (_, Dest::InPlace) => out_spec.clone().ok_or_else(|| Error::invalid("internal: in place without output"))?,
-            (Some(t), _) => t,
-            (None, _) => TensorSpec::typed(Vec::new(), Vec::new(), types.dtypes[0]),
+        // The given output (`out=`, the in-place input, or one the op allocates itself),
+        // else a new one of the decided dtype.
+        let mut decided = match &out_spec {
+            Some(t) => t.clone(),
+            None => TensorSpec::typed(Vec::new(), Vec::new(), types.dtypes[0]),
         };
         decided.sizes = plan.broadcast_shape.clone();
         decided.strides = plan.output_strides[0].clone();

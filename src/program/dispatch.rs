@@ -36,7 +36,7 @@
 use super::artifact::ProgramArtifact;
 use super::fuse::{check_fusion, plan_fusion};
 use super::fuse::FusionPlan;
-use super::run::{run_program_with, RunOptions, RunStats};
+use super::run::{run_inner, run_program_with, RunOptions, RunStats};
 use super::spec::{InputStrides, Program};
 use super::specialize::{bindings_of, specialize, ProgramSpecialization};
 use super::trace::{concrete, concrete_planned, StepPlans, Value};
@@ -349,14 +349,19 @@ impl ProgramDispatcher {
         // do not restrict fusion, so at an admitted binding where a chain is no longer a
         // valid fusion (a size-1 dim that breaks a row segment) the chains are planned from
         // this binding's layouts instead (step plans stay the specialization's).
+        // Checked here once (not again by `run_program_with`): the step plans come from the
+        // specialization's own instantiation, one per step.
         if fuse && check_fusion(&self.program, &values, &fusion).is_err() {
             fusion = plan_fusion(&self.program, &values);
         }
-        let options = RunOptions {
-            plans: Some(&plans),
-            fusion: fuse.then_some(&fusion),
-        };
-        let (outputs, stats) = run_program_with(&self.program, &values, inputs, &options, cfg)?;
+        let (outputs, stats) = run_inner(
+            &self.program,
+            &values,
+            Some(&plans),
+            inputs,
+            fuse.then_some(&fusion),
+            cfg,
+        )?;
         Ok(Some(ProgramRun {
             outputs,
             values,

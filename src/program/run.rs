@@ -326,7 +326,7 @@ pub fn run_program_fused(
     run_program_with(p, values, inputs, &options, cfg)
 }
 
-fn run_inner(
+pub(super) fn run_inner(
     p: &Program,
     values: &[Value<i64>],
     plans: Option<&[Option<StepPlan<i64>>]>,
