@@ -29,6 +29,7 @@ pub mod layout;
 pub mod op;
 pub mod program;
 pub mod reduce;
+pub mod structured;
 pub mod sym;
 pub mod tensor;
 #[doc(hidden)]

@@ -18,6 +18,7 @@ use symstride::layout::{self, MemoryFormat, StrideMatch};
 use symstride::op::{self, Arg, Dest};
 use symstride::program::{self, Program};
 use symstride::reduce::{self as reduction, Dims, ReductionOp};
+use symstride::structured::{self, Call, Kw, SArg, SOp};
 use symstride::sym::{Bindings, GuardCheck, ShapeEnv, SymBool, SymInt, SymbolSpec};
 use symstride::view::{View, ViewChain};
 use symstride::DType;
@@ -291,31 +292,43 @@ fn extent(t: &OpTensor) -> Result<i64> {
 /// Answers an op case: `{"sizes", "strides", "dtype"}` of the output, or the error category
 /// (with the engine's message) when the call is rejected the way PyTorch rejects it.
 fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
+    let structured = SOp::parse(&case.op);
+    let known = match structured {
+        Some(s) => s.def().keywords.iter().map(|k| k.name).collect(),
+        None => op::keywords(&case.op),
+    };
+    if let Some(k) = case.kwargs.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(Error::parse("op case", format!("{}: unknown keyword `{k}`", case.op)));
+    }
+    // Elementwise keywords are numbers or names (structured ones are read by their op).
     let kwargs = case
         .kwargs
         .iter()
+        .filter(|_| structured.is_none())
         .map(|(k, v)| Ok((k.as_str(), op::kwarg_from_json(v)?)))
         .collect::<Result<Vec<_>>>()?;
-    let known = op::keywords(&case.op);
     if let Some((k, _)) = kwargs.iter().find(|(k, _)| !known.contains(k)) {
         return Err(Error::parse("op case", format!("{}: unknown keyword `{k}`", case.op)));
     }
     let kwarg = |k: &str| kwargs.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
-    let resolved = match op::resolve(&case.op, case.inputs.len(), &kwarg) {
-        Ok(Some(r)) => r,
-        Ok(None) => {
-            return Err(Error::parse("op case", format!("unknown op `{}`", case.op)));
-        }
-        Err(err) => return error_answer(err),
+    let resolved = match structured {
+        Some(_) => None,
+        None => match op::resolve(&case.op, case.inputs.len(), &kwarg) {
+            Ok(Some(r)) => Some(r),
+            Ok(None) => {
+                return Err(Error::parse("op case", format!("unknown op `{}`", case.op)));
+            }
+            Err(err) => return error_answer(err),
+        },
     };
-    let op = resolved.op;
     // Storages: tensors with one id share a storage of the largest extent among them.
     let tensors: Vec<&OpTensor> = case
         .inputs
         .iter()
-        .filter_map(|a| match a {
-            OpArg::Tensor(t) => Some(t),
-            _ => None,
+        .flat_map(|a| match a {
+            OpArg::Tensor(t) => vec![t],
+            OpArg::List { list } => list.iter().collect(),
+            _ => Vec::new(),
         })
         .chain(case.out.iter())
         .collect();
@@ -349,6 +362,13 @@ fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
             .with_storage(id, E::I::from_i64(nbytes))
             .with_tensor_id(own_id))
     };
+    if let Some(sop) = structured {
+        return structured_case(e, case, sop, &mut lift);
+    }
+    let Some(resolved) = resolved else {
+        return Err(Error::invalid("internal: an op case without a row"));
+    };
+    let op = resolved.op;
     let mut given = Vec::with_capacity(case.inputs.len());
     for (k, a) in case.inputs.iter().enumerate() {
         given.push(match a {
@@ -385,6 +405,112 @@ fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
     got.insert("strides".into(), json!(e.ints(p.out_strides())?));
     got.insert("dtype".into(), json!(p.out_dtype.name()));
     Ok(got)
+}
+
+/// Lifts a case's tensor through the engine (sizes, strides, offset, storage).
+type Lift<'a, E> = dyn FnMut(&mut E, &str, &OpTensor) -> Result<TensorSpec<<E as Engine>::I>> + 'a;
+
+/// Answers an op case of a structured op ([`SOp`]): each result's layout and dtype (views
+/// with their storage offset, under `outputs`), or PyTorch's error. Index values, where the
+/// case gives them, are checked after the meta function, as PyTorch checks them.
+fn structured_case<E: Engine>(
+    e: &mut E,
+    case: &OpCase,
+    sop: SOp,
+    lift: &mut Lift<'_, E>,
+) -> Result<Expect> {
+    if case.out.is_some() || case.inplace {
+        return Err(Error::invalid(format!("{sop} takes no `out` or in-place form")));
+    }
+    let mut inputs = Vec::with_capacity(case.inputs.len());
+    for (k, a) in case.inputs.iter().enumerate() {
+        inputs.push(match a {
+            OpArg::Tensor(t) => SArg::Tensor(lift(e, &format!("x{k}"), t)?),
+            OpArg::List { list } => SArg::List(
+                list.iter()
+                    .enumerate()
+                    .map(|(j, t)| lift(e, &format!("x{k}_{j}"), t))
+                    .collect::<Result<_>>()?,
+            ),
+            OpArg::Null => SArg::Absent,
+            OpArg::Scalar { .. } => {
+                return Err(Error::invalid(format!("{sop}: argument {k} must be a tensor")))
+            }
+        });
+    }
+    let mut kwarg = |name: &str| -> Result<Option<Kw<E::I>>> {
+        let Some(v) = case.kwargs.get(name) else {
+            return Ok(None);
+        };
+        let int = |v: &Value| v.as_i64().filter(|_| v.is_i64() || v.is_u64());
+        Ok(Some(match v {
+            Value::Null => Kw::Null,
+            Value::Bool(b) => Kw::Bool(*b),
+            Value::String(s) => Kw::Name(s.clone()),
+            Value::Array(xs) => {
+                let vals = xs
+                    .iter()
+                    .map(|x| int(x).ok_or_else(|| Error::parse("op case", format!("{name}: expected integers, got {x}"))))
+                    .collect::<Result<Vec<i64>>>()?;
+                // Sizes of new tensors become symbols in the symbolic path.
+                if name == "size" && vals.iter().all(|v| *v >= 0) {
+                    Kw::Ints(e.shape(name, &vals)?)
+                } else {
+                    Kw::Ints(vals.into_iter().map(E::I::from_i64).collect())
+                }
+            }
+            v => match int(v) {
+                Some(i) => Kw::Int(E::I::from_i64(i)),
+                None => match op::scalar_from_json(v)? {
+                    symstride::tensor::Scalar::Float(f) => Kw::Float(f),
+                    symstride::tensor::Scalar::Int(i) => Kw::Int(E::I::from_i64(i)),
+                    symstride::tensor::Scalar::Bool(b) => Kw::Bool(b),
+                },
+            },
+        }))
+    };
+    let call = match Call::new(sop, inputs, &mut kwarg) {
+        Ok(c) => c,
+        Err(err) => return error_answer(err),
+    };
+    let outs = match structured::meta(&call) {
+        Ok(o) => o,
+        Err(err) => return error_answer(err),
+    };
+    let index_values = case.inputs.get(1).and_then(|a| match a {
+        OpArg::Tensor(t) => t.values.as_ref(),
+        _ => None,
+    });
+    if let Some(values) = index_values {
+        if let Some(bound) = structured::index_bound(&call)? {
+            if let Err(err) = structured::check_index_values(sop, e.int(&bound)?, values) {
+                return error_answer(err);
+            }
+        }
+    }
+    let describe = |e: &E, o: &structured::Out<E::I>| -> Result<Expect> {
+        let mut got = Expect::new();
+        got.insert("sizes".into(), json!(e.ints(&o.sizes)?));
+        got.insert("strides".into(), json!(e.ints(&o.strides)?));
+        got.insert("dtype".into(), json!(o.dtype.name()));
+        if let Some(off) = &o.view_offset {
+            got.insert("offset".into(), json!(e.int(off)?));
+        }
+        Ok(got)
+    };
+    if sop.def().results == structured::Results::Views {
+        let list = outs
+            .iter()
+            .map(|o| describe(e, o).map(Value::Object))
+            .collect::<Result<Vec<_>>>()?;
+        let mut got = Expect::new();
+        got.insert("outputs".into(), Value::Array(list));
+        return Ok(got);
+    }
+    match outs.as_slice() {
+        [o] => describe(e, o),
+        _ => Err(Error::invalid(format!("internal: {sop} gave {} results", outs.len()))),
+    }
 }
 
 /// An op case's error: PyTorch's rejection (a golden category, or an [`Error::Argument`],

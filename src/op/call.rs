@@ -107,7 +107,7 @@ fn type_operand<I>(a: &Arg<I>, dtype: DType) -> TypeOperand {
 /// not exceed its range. The arithmetic ops and comparisons do not check: PyTorch wraps their
 /// integer scalar into the computation dtype (`uint8 + 1000` adds 232, `uint8 < 1048576`
 /// compares with 0), which the kernels and the reference do when they narrow it.
-fn check_scalar_fits(s: Scalar, dtype: DType) -> Result<()> {
+pub fn check_scalar_fits(s: Scalar, dtype: DType) -> Result<()> {
     let fits = match (s, dtype) {
         (Scalar::Bool(_), _) | (_, DType::Bool) | (_, DType::F64) => true,
         (Scalar::Int(v), DType::U8) => (-255..=255).contains(&v),

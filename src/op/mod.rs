@@ -37,7 +37,7 @@ mod named;
 mod reference;
 mod registry;
 
-pub use call::{plan_op, scalar_dtype, Arg, Dest, OpPlan};
+pub use call::{check_scalar_fits, plan_op, scalar_dtype, Arg, Dest, OpPlan};
 pub use exec::{call, run_kernel_f32, AnyElement, AnyTensor, Input, Output};
 pub(crate) use exec::{call_into, call_planned, each, with_dtype};
 pub use reference::narrow;
