@@ -295,6 +295,17 @@ pub fn is_non_overlapping_and_dense<I: Int>(sizes: &[I], strides: &[I]) -> Resul
     Ok(cl || compute_nod_sorted(sizes, strides)?)
 }
 
+/// `t.is_contiguous(memory_format=format)`: a channels-last format on another rank is
+/// `false`, `Preserve` asks plain contiguity.
+pub fn is_contiguous_in<I: Int>(sizes: &[I], strides: &[I], format: MemoryFormat) -> Result<bool> {
+    match format {
+        MemoryFormat::ChannelsLast if sizes.len() == 4 => is_channels_last_contiguous_2d(sizes, strides),
+        MemoryFormat::ChannelsLast3d if sizes.len() == 5 => is_channels_last_contiguous_3d(sizes, strides),
+        MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => Ok(false),
+        _ => is_contiguous(sizes, strides),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,3 +370,4 @@ mod tests {
         assert!(is_non_overlapping_and_dense(&[0i64, 3], &[1, 5]).unwrap());
     }
 }
+

@@ -68,7 +68,7 @@ pub use branch_free::{
 };
 pub use broadcast::{broadcast_strides, infer_size};
 pub use contiguity::{
-    is_channels_last_contiguous_2d, is_channels_last_contiguous_3d, is_contiguous,
+    is_channels_last_contiguous_2d, is_channels_last_contiguous_3d, is_contiguous, is_contiguous_in,
     is_non_overlapping_and_dense, is_strides_like_channels_last_2d,
     is_strides_like_channels_last_3d, suggest_memory_format, StrideMatch,
 };

@@ -254,16 +254,7 @@ fn view_step<I: Int>(
 
 /// Whether `x` is contiguous in `format` (PyTorch's `is_contiguous(memory_format)`).
 fn is_contiguous_as<I: Int>(x: &Value<I>, format: MemoryFormat) -> Result<bool> {
-    match format {
-        MemoryFormat::ChannelsLast if x.sizes.len() == 4 => {
-            layout::is_channels_last_contiguous_2d(&x.sizes, &x.strides)
-        }
-        MemoryFormat::ChannelsLast3d if x.sizes.len() == 5 => {
-            layout::is_channels_last_contiguous_3d(&x.sizes, &x.strides)
-        }
-        MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => Ok(false),
-        _ => layout::is_contiguous(&x.sizes, &x.strides),
-    }
+    layout::is_contiguous_in(&x.sizes, &x.strides, format)
 }
 
 /// Strides of a new tensor of `x`'s sizes in `format` (`Preserve`: `empty_like`'s).

@@ -159,16 +159,7 @@ pub(super) fn rms_norm<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
 
 /// `x.is_contiguous(memory_format=f)`.
 fn contiguous_as<I: Int>(x: &TensorSpec<I>, f: MemoryFormat) -> Result<bool> {
-    match f {
-        MemoryFormat::ChannelsLast if x.sizes.len() == 4 => {
-            layout::is_channels_last_contiguous_2d(&x.sizes, &x.strides)
-        }
-        MemoryFormat::ChannelsLast3d if x.sizes.len() == 5 => {
-            layout::is_channels_last_contiguous_3d(&x.sizes, &x.strides)
-        }
-        MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => Ok(false),
-        _ => layout::is_contiguous(&x.sizes, &x.strides),
-    }
+    layout::is_contiguous_in(&x.sizes, &x.strides, f)
 }
 
 /// The result dtype of `x * p[0]` (a 0-d tensor counts only by its category).
