@@ -98,11 +98,15 @@ pub(super) fn sdpa<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
             ),
         });
     }
+    let mut batch = batch;
     if let Some(m) = mask {
+        // The scores `[..batch, L, S]` plus the mask: its leading dims broadcast in.
         let mut scores = batch.clone();
         scores.push(l.clone());
         scores.push(s.clone());
-        layout::infer_size(&[&scores, &m.sizes])?;
+        let mut b = layout::infer_size(&[&scores, &m.sizes])?;
+        b.truncate(b.len() - 2);
+        batch = b;
     }
     let mut sizes = batch;
     sizes.push(l.clone());
@@ -113,4 +117,103 @@ pub(super) fn sdpa<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
         return Ok(vec![Out::new(sizes, strides, dtype)]);
     }
     Ok(vec![Out::contiguous(sizes, dtype)])
+}
+
+/// The kernel: `softmax(q @ k^T * scale + mask) @ v` row by row in `f64` (a row whose
+/// scores are all masked gives zeros, as PyTorch's safe softmax does), in parallel over
+/// (batch, query) rows. Correct for every shape the meta function admits; making it fast
+/// (blocked, fused with the products) belongs with the matrix multiply.
+pub(super) fn kernel(
+    call: &Call<i64>,
+    args: &[super::KArg],
+    out: &crate::op::AnyTensor,
+    cfg: &crate::kernel::ExecConfig,
+) -> Result<()> {
+    use super::kernels::{contiguous, par_rows, tensor, typed, with_float, write_rows, Real};
+    let (q, k, v) = (tensor(args, 0)?, tensor(args, 1)?, tensor(args, 2)?);
+    let mask = super::kernels::optional(args, 3);
+    let osz = out.sizes().to_vec();
+    let r = osz.len();
+    let batch = &osz[..r - 2];
+    let (l, ev) = (osz[r - 2], osz[r - 1]);
+    let e = *q.sizes().last().unwrap_or(&1);
+    let s = k.sizes()[k.sizes().len() - 2];
+    let expand = |t: &crate::op::AnyTensor, tail: [i64; 2]| -> Result<crate::op::AnyTensor> {
+        let mut sizes = batch.to_vec();
+        sizes.extend(tail);
+        let strides = layout::broadcast_strides(t.sizes(), t.strides(), &sizes)?;
+        let x = t.as_strided(&sizes, &strides, t.storage_offset())?;
+        contiguous(&x, out.dtype(), cfg)
+    };
+    let (qc, kc, vc) = (expand(q, [l, e])?, expand(k, [s, e])?, expand(v, [s, ev])?);
+    let mc = match mask {
+        Some(m) => {
+            let d = if m.dtype() == DType::Bool { DType::Bool } else { out.dtype() };
+            let mut sizes = batch.to_vec();
+            sizes.extend([l, s]);
+            let strides = layout::broadcast_strides(m.sizes(), m.strides(), &sizes)?;
+            let x = m.as_strided(&sizes, &strides, m.storage_offset())?;
+            Some(contiguous(&x, d, cfg)?)
+        }
+        None => None,
+    };
+    let mvals: Option<Vec<f64>> = match &mc {
+        Some(m) => Some(match m.dtype() {
+            DType::Bool => typed::<bool>(m)?
+                .to_vec()?
+                .into_iter()
+                .map(|b| if b { 0.0 } else { f64::NEG_INFINITY })
+                .collect(),
+            _ => super::kernels::params(Some(m))?.unwrap_or_default(),
+        }),
+        None => None,
+    };
+    let causal = call.flag("is_causal")?;
+    let scale = match call.number("scale")? {
+        Some(x) => super::kernels::scalar_f64(x),
+        None => 1.0 / (e.max(1) as f64).sqrt(),
+    };
+    let (l, s, e, ev) = (l as usize, s as usize, e as usize, ev as usize);
+    with_float!(out.dtype(), |T| {
+        let (qs, ks, vs, o) = (typed::<T>(&qc)?, typed::<T>(&kc)?, typed::<T>(&vc)?, typed::<T>(out)?);
+        qs.with_slice(|qd| {
+            ks.with_slice(|kd| {
+                vs.with_slice(|vd| {
+                    write_rows(o, cfg, |dst| {
+                        par_rows(dst, ev.max(1), cfg, |row, y| {
+                            let (b, i) = (row / l.max(1), row % l.max(1));
+                            let qrow = &qd[(b * l + i) * e..(b * l + i + 1) * e];
+                            let mut p: Vec<f64> = (0..s)
+                                .map(|j| {
+                                    let krow = &kd[(b * s + j) * e..(b * s + j + 1) * e];
+                                    let dot: f64 = qrow.iter().zip(krow).map(|(a, c)| a.to_f() * c.to_f()).sum();
+                                    let mut x = dot * scale;
+                                    if let Some(m) = &mvals {
+                                        x += m[(b * l + i) * s + j];
+                                    }
+                                    if causal && j > i {
+                                        x = f64::NEG_INFINITY;
+                                    }
+                                    x
+                                })
+                                .collect();
+                            let m = p.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                            if m == f64::NEG_INFINITY {
+                                p.iter_mut().for_each(|x| *x = 0.0);
+                            } else {
+                                p.iter_mut().for_each(|x| *x = (*x - m).exp());
+                                let sum: f64 = p.iter().sum();
+                                p.iter_mut().for_each(|x| *x /= sum);
+                            }
+                            for (c, yv) in y.iter_mut().enumerate() {
+                                let acc: f64 = (0..s).map(|j| p[j] * vd[(b * s + j) * ev + c].to_f()).sum();
+                                *yv = T::of(acc);
+                            }
+                        });
+                        Ok(())
+                    })
+                })?
+            })?
+        })?
+    })
 }

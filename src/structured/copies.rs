@@ -181,12 +181,12 @@ pub(super) fn repeat<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
         .enumerate()
         .map(|(d, r)| {
             if d < pad {
-                r.clone()
+                Ok(r.clone())
             } else {
-                x.sizes[d - pad].clone() * r.clone()
+                x.sizes[d - pad].checked_mul(r, || format!("repeat: size {d} times its count"))
             }
         })
-        .collect();
+        .collect::<Result<_>>()?;
     for r in &reps {
         if r.lt_i(0).guard(|| format!("repeat: count {r} is negative"))? {
             return Err(Error::Shape {
@@ -268,7 +268,8 @@ fn roll_one<I: Int>(x: &TensorSpec<I>, shift: &I, dim: i64) -> Result<TensorSpec
         return Ok(TensorSpec::typed(x.sizes.clone(), strides, dtype));
     }
     let size = x.sizes[d].clone();
-    let start = (size.clone() - shift.clone()).modulo(&size);
+    // `(size - shift) mod size`, with the shift reduced first (no overflow for any shift).
+    let start = (size.clone() - shift.modulo(&size)).modulo(&size);
     let part = |len: I| {
         let mut sizes = x.sizes.clone();
         sizes[d] = len;

@@ -60,7 +60,9 @@ fn channels_rank_check(rank: usize, f: MemoryFormat) -> Result<()> {
 }
 
 /// `arange(start, end, step, dtype)`: one dimension of `ceil((end - start) / step)`
-/// elements, computed in double (in integers for int64 results of integer bounds).
+/// elements as PyTorch's CPU kernel computes it: an integer result checks the bounds and
+/// the step truncated to int64 (an int64 result also counts in integers, the others in
+/// doubles of the given values), a float result checks and counts in doubles.
 pub(super) fn arange<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
     let start = call.number("start")?.unwrap_or(Scalar::Int(0));
     let step = call.number("step")?.unwrap_or(Scalar::Int(1));
@@ -82,67 +84,90 @@ pub(super) fn arange<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
         Scalar::Int(i) => i as f64,
         Scalar::Bool(b) => f64::from(u8::from(b)),
     };
-    let (x0, dx) = (f(start), f(step));
-    if dx == 0.0 {
-        return Err(Error::argument("step must be nonzero"));
-    }
-    if !x0.is_finite() || !dx.is_finite() {
-        return Err(Error::argument(format!(
-            "unsupported range: {x0} -> {}",
-            end_num.map(f).unwrap_or(f64::NAN)
-        )));
-    }
     let inconsistent = || Error::argument("upper bound and lower bound inconsistent with step sign");
-    let len: I = match (end, end_num) {
-        (Some(e), _) => {
-            // An integer end (a symbol in programs): integer arithmetic when the bounds and
-            // step are integers, as PyTorch's int64 path and its double path agree there.
-            let (Scalar::Int(s0), Scalar::Int(ds)) = (start, step) else {
-                let Some(e) = e.as_const() else {
-                    return Err(Error::invalid(
-                        "arange: a symbolic end needs integer start and step",
-                    ));
-                };
-                return arange_len_f64(x0, e as f64, dx, dtype, inconsistent);
-            };
-            let s0 = I::from_i64(s0);
-            let ok = if ds > 0 { e.sym_ge(&s0) } else { e.sym_le(&s0) };
-            if !ok.guard(|| format!("arange({s0}, {e}, {ds}): end on the step's side of start"))? {
-                return Err(inconsistent());
-            }
-            let span = e - s0;
-            if ds > 0 {
-                (span + I::from_i64(ds - 1)).floor_div(&I::from_i64(ds))
-            } else {
-                (I::from_i64(0) - span + I::from_i64(-ds - 1)).floor_div(&I::from_i64(-ds))
-            }
+    let nonzero = || Error::argument("step must be nonzero");
+    let one = |len: I| Ok(vec![Out::new(vec![len], vec![I::from_i64(1)], dtype)]);
+    // PyTorch's accumulation values: an integer result truncates the bounds and the step to
+    // int64 (each must fit) for its checks, a float result keeps doubles.
+    let trunc = |s: Scalar| -> Result<i64> {
+        crate::op::check_scalar_fits(s, DType::I64)?;
+        Ok(match s {
+            Scalar::Float(v) => v.trunc() as i64,
+            Scalar::Int(i) => i,
+            Scalar::Bool(b) => i64::from(b),
+        })
+    };
+    if let Some(e) = end.as_ref().filter(|e| e.as_const().is_none()) {
+        // A symbolic end (programs: `arange(s)`): integer start and step only, where the
+        // integer and the double formulas agree.
+        let (Scalar::Int(s0), Scalar::Int(ds)) = (start, step) else {
+            return Err(Error::invalid("arange: a symbolic end needs integer start and step"));
+        };
+        if ds == 0 {
+            return Err(nonzero());
         }
-        (None, Some(e)) => return arange_len_f64(x0, f(e), dx, dtype, inconsistent),
+        let s0 = I::from_i64(s0);
+        let ok = if ds > 0 { e.sym_ge(&s0) } else { e.sym_le(&s0) };
+        if !ok.guard(|| format!("arange({s0}, {e}, {ds}): end on the step's side of start"))? {
+            return Err(inconsistent());
+        }
+        let sgn = ds.signum();
+        return one((e.clone() - s0 + I::from_i64(ds - sgn)).floor_div(&I::from_i64(ds)));
+    }
+    let end = match (end.and_then(|e| e.as_const()), end_num) {
+        (Some(e), _) => Scalar::Int(e),
+        (None, Some(e)) => e,
         (None, None) => return Err(Error::invalid("arange: `end` must be a number")),
     };
-    Ok(vec![Out::new(vec![len], vec![I::from_i64(1)], dtype)])
+    let (x0, x1, dx) = (f(start), f(end), f(step));
+    if !dtype.is_floating() {
+        let (i0, i1, di) = (trunc(start)?, trunc(end)?, trunc(step)?);
+        if di == 0 {
+            return Err(nonzero());
+        }
+        if !((di > 0 && i1 >= i0) || (di < 0 && i1 <= i0)) {
+            return Err(inconsistent());
+        }
+        if dtype == DType::I64 {
+            // `(end - start + step - sign(step)) / step` in integers.
+            let n = (i1 as i128 - i0 as i128 + di as i128 - di.signum() as i128) / di as i128;
+            return match i64::try_from(n) {
+                Ok(n) if n <= i64::MAX / 16 => one(I::from_i64(n)),
+                _ => Err(Error::argument(format!("invalid size, possible overflow? ({n} elements)"))),
+            };
+        }
+        return arange_len_f64(x0, x1, dx, dtype, |_, _, _| Ok(()));
+    }
+    if dx == 0.0 {
+        return Err(nonzero());
+    }
+    arange_len_f64(x0, x1, dx, dtype, |a, b, st| {
+        if (st > 0.0 && b >= a) || (st < 0.0 && b <= a) {
+            Ok(())
+        } else {
+            Err(inconsistent())
+        }
+    })
 }
 
+/// The length `ceil((end - start) / step)` in doubles, after `check` of the bounds.
 fn arange_len_f64<I: Int>(
     start: f64,
     end: f64,
     step: f64,
     dtype: DType,
-    inconsistent: impl Fn() -> Error,
+    check: impl Fn(f64, f64, f64) -> Result<()>,
 ) -> Result<Vec<Out<I>>> {
-    if !end.is_finite() {
+    if !start.is_finite() || !end.is_finite() {
         return Err(Error::argument(format!("unsupported range: {start} -> {end}")));
     }
-    if !((step > 0.0 && end >= start) || (step < 0.0 && end <= start)) {
-        return Err(inconsistent());
-    }
+    check(start, end, step)?;
     let n = ((end - start) / step).ceil();
-    if n > i64::MAX as f64 / 16.0 {
+    if !(0.0..=(i64::MAX / 16) as f64).contains(&n) {
         return Err(Error::argument(format!(
             "invalid size, possible overflow? ({n} elements)"
         )));
     }
-    let _ = dtype;
     Ok(vec![Out::new(
         vec![I::from_i64(n as i64)],
         vec![I::from_i64(1)],

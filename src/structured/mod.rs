@@ -23,12 +23,16 @@ mod call;
 mod copies;
 mod creation;
 mod index;
+mod kernels;
 mod norm;
+mod reference;
 mod split;
 
 pub use call::{Call, Kw, Out, SArg};
 pub use creation::fill_value;
 pub use index::{check_index_values, index_bound};
+pub use kernels::{allocate, run, sargs_of, spec_of, write, KArg};
+pub use reference::{reference, RArg};
 
 use crate::{Int, Result};
 use std::fmt;

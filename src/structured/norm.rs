@@ -256,6 +256,9 @@ pub(super) fn batch_norm<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
 pub(super) fn group_norm<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
     let x = call.tensor(0)?;
     let g = call.int("num_groups")?;
+    if g.as_const().is_some_and(|g| g <= 0) {
+        return Err(Error::argument(format!("Expected num groups to be positive, got {g}")));
+    }
     let c = channels(call.op, x)?;
     let shown = |s: &[I]| format!("[{}]", s.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "));
     let n = x.sizes[0].clone();

@@ -78,7 +78,8 @@ pub(super) fn split<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
                     .map(|_| narrowed(x, d, I::from_i64(0), I::from_i64(0), dtype))
                     .collect());
             }
-            let piece = (size + I::from_i64(chunks - 1)).floor_div(&I::from_i64(chunks));
+            // `ceil(size / chunks)` for a non-empty dim, without overflow for any `chunks`.
+            let piece = (size - I::from_i64(1)).floor_div(&I::from_i64(chunks)) + I::from_i64(1);
             split_by(x, d, piece, dtype)
         }
         SOp::Split => {
@@ -149,7 +150,8 @@ fn split_by<I: Int>(
     dtype: crate::DType,
 ) -> Result<Vec<Out<I>>> {
     let size = x.sizes[d].clone();
-    let n_expr = (size.clone() + piece.clone() - I::from_i64(1)).floor_div(&piece);
+    // `ceil(size / piece)` (0 for an empty dim, then one piece), without overflow.
+    let n_expr = (size.clone() - I::from_i64(1)).floor_div(&piece) + I::from_i64(1);
     let n = count(&n_expr, || format!("split: the number of pieces of size {d}"))?.max(1);
     let mut outs = Vec::with_capacity(n as usize);
     for i in 0..n {

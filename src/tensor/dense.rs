@@ -269,6 +269,44 @@ impl<T: Element> Tensor<T> {
     }
 
     /// Calls `f` on the elements in logical (row-major) order while it returns `true`.
+    /// Calls `f` with the elements of a row-major contiguous tensor as one slice (held under
+    /// the storage's read borrow). A tensor that is not row-major contiguous is an error.
+    pub fn with_slice<R>(&self, f: impl FnOnce(&[T]) -> R) -> Result<R> {
+        let n = self.contiguous_span()?;
+        let _g = self.storage.read()?;
+        // SAFETY: the layout invariant (checked when the tensor was made) puts the `n`
+        // elements of a contiguous tensor at `offset..offset + n`, inside the storage; the
+        // read guard excludes writers for the slice's lifetime (it ends before `_g` drops).
+        let s = unsafe { std::slice::from_raw_parts(self.storage.ptr().add(self.offset as usize), n) };
+        Ok(f(s))
+    }
+
+    /// [`Tensor::with_slice`] with exclusive access: `f` may write every element.
+    pub fn with_slice_mut<R>(&self, f: impl FnOnce(&mut [T]) -> R) -> Result<R> {
+        let n = self.contiguous_span()?;
+        let _g = self.storage.write()?;
+        // SAFETY: as in `with_slice`; the write guard makes this the only access to the
+        // storage while the slice lives.
+        let s = unsafe { std::slice::from_raw_parts_mut(self.storage.ptr().add(self.offset as usize), n) };
+        Ok(f(s))
+    }
+
+    /// The element count of a row-major contiguous tensor (an error otherwise).
+    fn contiguous_span(&self) -> Result<usize> {
+        if !crate::layout::is_contiguous(&self.sizes, &self.strides)? {
+            return Err(Error::invalid(format!(
+                "internal: a slice of a non-contiguous tensor (sizes {:?}, strides {:?})",
+                &self.sizes[..],
+                &self.strides[..]
+            )));
+        }
+        let n = self.numel() as usize;
+        if n > 0 && self.offset as usize + n > self.storage.len() {
+            return Err(Error::invalid("internal: a contiguous tensor past its storage"));
+        }
+        Ok(n)
+    }
+
     fn visit(&self, mut f: impl FnMut(T) -> bool) -> Result<()> {
         let n = self.numel();
         if n == 0 {
