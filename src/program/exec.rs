@@ -73,6 +73,37 @@ pub fn fill_value(l: i64, k: i64, dtype: DType) -> Scalar {
     }
 }
 
+/// The fill value of element `l` of input `k` whose spec gives `"fill": {"mod": m}`:
+/// `(7*l + 3*k) % m` in the input's dtype (index inputs that stay in range).
+pub fn fill_value_mod(l: i64, k: i64, m: i64, dtype: DType) -> Scalar {
+    let m = m.max(1);
+    let v = (7 * (l % m) % m + 3 * k % m) % m;
+    crate::op::narrow(Scalar::Int(v), dtype)
+}
+
+/// Each input's fill: `Some(m)` for a `{"mod": m}` fill at `b` (at least 1), `None` for
+/// the golden formula.
+pub fn input_moduli(p: &Program, b: &Bindings) -> Result<Vec<Option<i64>>> {
+    p.inputs
+        .iter()
+        .map(|inp| {
+            inp.fill_mod
+                .as_ref()
+                .map(|e| {
+                    let m = e.eval(b)?;
+                    if m < 1 {
+                        return Err(Error::invalid(format!(
+                            "input `{}`: fill modulus {e} is {m}, below 1",
+                            inp.name
+                        )));
+                    }
+                    Ok(m)
+                })
+                .transpose()
+        })
+        .collect()
+}
+
 /// Calls `f` with every index of `sizes` in row-major order.
 fn for_each_index(sizes: &[i64], mut f: impl FnMut(&[i64]) -> Result<()>) -> Result<()> {
     if sizes.contains(&0) {
@@ -358,6 +389,51 @@ fn copy_step(ex: &mut Executed, p: &Program, k: usize) -> Result<()> {
     written
 }
 
+/// A structured step: the op's naive reference ([`crate::structured::reference`]) over the
+/// arguments' row-major values, written in the value's layout.
+fn structured_step(ex: &mut Executed, p: &Program, k: usize, b: &Bindings) -> Result<()> {
+    use crate::structured::RArg;
+    let st = &p.steps[k];
+    let me = p.inputs.len() + k;
+    let call = super::trace::structured_call(st, &ex.layouts, &|e| e.eval(b))?;
+    let mut args = Vec::with_capacity(st.args.len());
+    let mut temp = 0u64;
+    for a in &st.args {
+        let arg = match a {
+            StepArg::Value(i) => RArg::Tensor {
+                sizes: ex.layouts[*i].sizes.clone(),
+                values: ex.values(*i)?,
+            },
+            StepArg::Values(is) => RArg::List(
+                is.iter()
+                    .map(|i| Ok((ex.layouts[*i].sizes.clone(), ex.values(*i)?)))
+                    .collect::<Result<_>>()?,
+            ),
+            _ => RArg::Absent,
+        };
+        let n = match &arg {
+            RArg::Tensor { values, .. } => values.len(),
+            RArg::List(ts) => ts.iter().map(|(_, v)| v.len()).sum(),
+            RArg::Absent => 0,
+        };
+        let bytes = bytes_of(n as i64, std::mem::size_of::<Scalar>());
+        ex.reserve(bytes, "a structured step's arguments")?;
+        temp += bytes;
+        args.push(arg);
+    }
+    let mut results = crate::structured::reference(&call, &args)?;
+    ex.release(temp);
+    let part = st.part.map_or(0, |(i, _)| i);
+    if part >= results.len() {
+        return Err(Error::invalid("internal: a structured step's result count"));
+    }
+    let mut it = results.swap_remove(part).into_iter();
+    ex.write(me, |_| {
+        it.next()
+            .ok_or_else(|| Error::invalid("internal: structured result element count"))
+    })
+}
+
 /// Runs `p` at `b` on inputs made by the fill formula (no limit on the bytes it allocates
 /// beyond [`MAX_ELEMENTS`] per storage; see [`execute_within`]).
 pub fn execute(p: &Program, b: &Bindings) -> Result<Executed> {
@@ -374,11 +450,15 @@ pub fn execute_within(p: &Program, b: &Bindings, limit: u64) -> Result<Executed>
         storages: vec![None; n],
         budget: Budget { limit, held: 0 },
     };
-    for k in 0..p.inputs.len() {
+    let moduli = input_moduli(p, b)?;
+    for (k, modulus) in moduli.into_iter().enumerate() {
         let dtype = ex.layouts[k].dtype;
         let mut l = 0i64;
         ex.write(k, |_| {
-            let v = fill_value(l, k as i64, dtype);
+            let v = match modulus {
+                Some(m) => fill_value_mod(l, k as i64, m, dtype),
+                None => fill_value(l, k as i64, dtype),
+            };
             l += 1;
             Ok(v)
         })?;
@@ -391,6 +471,7 @@ pub fn execute_within(p: &Program, b: &Bindings, limit: u64) -> Result<Executed>
         let r = match p.steps[k].op {
             StepOp::Op(op) => op_step(&mut ex, p, k, op),
             StepOp::Reduce(_) => reduce_step(&mut ex, p, k),
+            StepOp::Structured(_) => structured_step(&mut ex, p, k, b),
             _ => copy_step(&mut ex, p, k),
         };
         r.map_err(|e| in_step(e, &p.steps[k].label))?;

@@ -48,6 +48,7 @@ fn is_answer(e: &Error) -> bool {
             | Error::Broadcast { .. }
             | Error::MemoryOverlap { .. }
             | Error::Invalid { .. }
+            | Error::Argument { .. }
     )
 }
 
@@ -78,11 +79,20 @@ pub fn answer(p: &Program, b: &Bindings, symbolic: bool) -> Result<Map<String, V
         Ok(ex) => ex,
         Err(e) if is_answer(&e) => {
             if symbolic {
-                // The trace must stop with the same category.
+                // The trace must stop with the same category; an error of the values (an
+                // index out of range: the layouts trace fine, the kernel refuses to read)
+                // is the run's, after a trace whose layouts are the concrete ones.
                 let t = trace(p, b)?;
-                match &t.values {
-                    Err(te) if te.category() == e.category() => {}
-                    other => {
+                match (&t.values, concrete(p, b)) {
+                    (Err(te), _) if te.category() == e.category() => {}
+                    (Ok(_), Ok(layouts)) => {
+                        if !t.admits(b)? || t.instantiate(b)? != layouts {
+                            return Err(Error::invalid(
+                                "symbolic layouts at the binding differ from the concrete trace",
+                            ));
+                        }
+                    }
+                    (other, _) => {
                         return Err(Error::invalid(format!(
                             "symbolic trace disagrees with the concrete error {e}: {:?}",
                             other.as_ref().err()

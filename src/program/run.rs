@@ -91,6 +91,7 @@ fn copy(dst: &AnyTensor, src: &AnyTensor, cfg: &ExecConfig) -> Result<()> {
 /// Input tensors made with the golden fill formula, laid out as `values[..inputs]` say
 /// (elements a strided layout does not address are zero).
 pub fn fill_inputs(p: &Program, values: &[Value<i64>]) -> Result<Vec<AnyTensor>> {
+    let moduli = super::exec::input_moduli(p, &p.bindings_of_layouts(values))?;
     (0..p.inputs.len())
         .map(|k| {
             let v = values
@@ -105,7 +106,10 @@ pub fn fill_inputs(p: &Program, values: &[Value<i64>]) -> Result<Vec<AnyTensor>>
                     let slot = data
                         .get_mut(pos)
                         .ok_or_else(|| Error::invalid("input layout outside its storage"))?;
-                    *slot = T::from_scalar(fill_value(l, k as i64, v.dtype));
+                    *slot = T::from_scalar(match moduli[k] {
+                        Some(m) => super::exec::fill_value_mod(l, k as i64, m, v.dtype),
+                        None => fill_value(l, k as i64, v.dtype),
+                    });
                     l += 1;
                     Ok(())
                 })?;
@@ -183,11 +187,9 @@ impl Liveness {
             pinned[values[o].storage] = true;
         }
         for (k, st) in p.steps.iter().enumerate() {
-            for a in &st.args {
-                if let StepArg::Value(i) = a {
-                    let s = values[*i].storage;
-                    last_read[s] = last_read[s].max(Some(at[k]));
-                }
+            for i in st.value_args() {
+                let s = values[i].storage;
+                last_read[s] = last_read[s].max(Some(at[k]));
             }
         }
         Liveness { last_read, pinned }
@@ -711,6 +713,25 @@ fn run_step(
                 }
                 None => reduce_into(*op, x, &dims, st.keepdim, &out, cfg)?,
             }
+            Ok(out)
+        }
+        StepOp::Structured(_) => {
+            use crate::structured::KArg;
+            let b = p.bindings_of_layouts(values);
+            let call = super::trace::structured_call(st, values, &|e| e.eval(&b))?;
+            let args = st
+                .args
+                .iter()
+                .map(|a| match a {
+                    StepArg::Value(i) => Ok(KArg::Tensor(tensor(*i)?.clone())),
+                    StepArg::Values(is) => Ok(KArg::List(
+                        is.iter().map(|i| tensor(*i).cloned()).collect::<Result<_>>()?,
+                    )),
+                    _ => Ok(KArg::Absent),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let (out, _) = target(v, me, live, free, stats)?;
+            crate::structured::write(&call, &args, &out, cfg)?;
             Ok(out)
         }
         StepOp::View(_) | StepOp::Contiguous | StepOp::Clone | StepOp::To => {

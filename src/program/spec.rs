@@ -10,6 +10,7 @@ use crate::aot::Spec;
 use crate::layout::MemoryFormat;
 use crate::op::Op;
 use crate::reduce::{Dims, ReductionOp};
+use crate::structured::SOp;
 use crate::sym::{Bindings, Expr};
 use crate::tensor::Scalar;
 use crate::view::ViewOp;
@@ -37,6 +38,8 @@ pub struct ProgramInput {
     pub strides: InputStrides,
     /// Element type.
     pub dtype: DType,
+    /// `"fill": {"mod": m}`: the input holds `(7*L + 3*k) % m` (index inputs in range).
+    pub fill_mod: Option<Expr>,
 }
 
 /// What a step does.
@@ -54,6 +57,9 @@ pub enum StepOp {
     Clone,
     /// `to(dtype)`.
     To,
+    /// A structured op (creation, concatenation, indexing, normalization, attention,
+    /// multi-result views): [`crate::structured`].
+    Structured(SOp),
 }
 
 /// One argument of a step.
@@ -69,6 +75,27 @@ pub enum StepArg {
     Null,
     /// A Python number of an op.
     Number(Scalar),
+    /// A list of values (a structured op's tensor list).
+    Values(Vec<usize>),
+}
+
+/// A keyword argument of a structured step (absent ones take the row's default).
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepKw {
+    /// Not given: the registry's default.
+    Default,
+    /// An integer expression over the symbols.
+    Int(Expr),
+    /// A list of integer expressions.
+    Ints(Vec<Expr>),
+    /// A float (or a non-finite number).
+    Float(f64),
+    /// A bool.
+    Bool(bool),
+    /// `null`.
+    Null,
+    /// A name (`dtype`, `memory_format`).
+    Name(String),
 }
 
 /// One step: `let = op(args)`.
@@ -88,9 +115,23 @@ pub struct Step {
     pub dtype: Option<DType>,
     /// `step k (op let = op(args))`, for guard reasons and errors.
     pub label: String,
+    /// A structured step's keywords, one per keyword of its row (empty otherwise).
+    pub kwargs: Vec<StepKw>,
+    /// For one result of a multi-result step (`let` an array): `(k, n)`, result `k` of the
+    /// `n` the program names. Each result is a step of its own defining one value.
+    pub part: Option<(usize, usize)>,
 }
 
 impl Step {
+    /// The values the step reads (tensor arguments and tensor lists).
+    pub fn value_args(&self) -> impl Iterator<Item = usize> + '_ {
+        self.args.iter().flat_map(|a| match a {
+            StepArg::Value(i) => vec![*i],
+            StepArg::Values(is) => is.clone(),
+            _ => Vec::new(),
+        })
+    }
+
     /// The `dim` argument of a reduction step at run time (parsing made every dim a
     /// constant): all dims when absent or `null`.
     pub(crate) fn reduction_dims(&self) -> Result<Dims> {
@@ -243,6 +284,18 @@ impl Program {
                 inputs[i].strides = InputStrides::Exprs(es);
             }
         }
+        // Fill moduli may use any size symbol too.
+        for (i, inp) in raw_inputs.iter().enumerate() {
+            if let Some(f) = inp.get("fill") {
+                let at = format!("input {} (`{}`) fill", i, inputs[i].name);
+                let m = f
+                    .as_object()
+                    .filter(|m| m.len() == 1)
+                    .and_then(|m| m.get("mod"))
+                    .ok_or_else(|| err(format!("{at}: expected {{\"mod\": EXPR}}")))?;
+                inputs[i].fill_mod = Some(int_expr(m, &symbols, &at)?);
+            }
+        }
         let mut hints = Vec::new();
         if let Some(h) = o.get("hints") {
             let h = h
@@ -284,9 +337,10 @@ impl Program {
             .ok_or_else(|| err("missing `steps` array"))?;
         for (k, st) in raw_steps.iter().enumerate() {
             let lookup = |n: &str| names.iter().position(|x| x == n);
-            let step = parse_step(k, st, &symbols, &lookup, &names)?;
-            declare(&step.name, &format!("step {}", k + 1), &mut names)?;
-            steps.push(step);
+            for step in parse_step(k, st, &symbols, &lookup, &names)? {
+                declare(&step.name, &format!("step {}", k + 1), &mut names)?;
+                steps.push(step);
+            }
         }
         static_dtypes(&inputs, &steps)?;
         let outputs = o
@@ -345,6 +399,19 @@ impl Program {
         Program::from_value(&v)
     }
 
+    /// The bindings the inputs' layouts give (every symbol is some input's size).
+    pub fn bindings_of_layouts(&self, values: &[super::Value<i64>]) -> Bindings {
+        let mut pairs = Vec::new();
+        for (inp, v) in self.inputs.iter().zip(values) {
+            for (e, &z) in inp.sizes.iter().zip(&v.sizes) {
+                if let Some(s) = e.as_symbol() {
+                    pairs.push((s.to_string(), z));
+                }
+            }
+        }
+        Bindings::from_pairs(pairs.iter().map(|(s, z)| (s.as_str(), *z)))
+    }
+
     /// The hints as bindings.
     pub fn hint_bindings(&self) -> Bindings {
         Bindings::from_pairs(
@@ -376,21 +443,26 @@ impl Program {
 fn static_dtypes(inputs: &[ProgramInput], steps: &[Step]) -> Result<()> {
     use crate::iter::TensorSpec;
     use crate::op::Arg;
-    let mut dtypes: Vec<DType> = inputs.iter().map(|i| i.dtype).collect();
+    // `None`: a dtype only the trace knows (a structured op's result, whose dtype checks
+    // can depend on sizes: an empty tensor skips some); steps reading one are left to it.
+    let mut dtypes: Vec<Option<DType>> = inputs.iter().map(|i| Some(i.dtype)).collect();
     for st in steps {
         let of = |a: &StepArg| match a {
-            StepArg::Value(i) => Some(dtypes[*i]),
+            StepArg::Value(i) => dtypes[*i],
             _ => None,
         };
+        let unknown = st.args.iter().any(|a| matches!(a, StepArg::Value(i) if dtypes[*i].is_none()));
         let x = st.args.first().and_then(of).unwrap_or(DType::F32);
         let dtype = match &st.op {
-            StepOp::View(_) | StepOp::Contiguous | StepOp::Clone => x,
-            StepOp::To => st.dtype.unwrap_or(x),
+            StepOp::Structured(_) => None,
+            _ if unknown => None,
+            StepOp::View(_) | StepOp::Contiguous | StepOp::Clone => Some(x),
+            StepOp::To => Some(st.dtype.unwrap_or(x)),
             StepOp::Reduce(r) => match r.result_dtype(x) {
-                Ok(d) => d,
+                Ok(d) => Some(d),
                 Err(e) => return Err(in_step(e, &st.label)),
             },
-            StepOp::Op(op) => {
+            StepOp::Op(op) => Some({
                 let args: Vec<Arg<i64>> = st
                     .args
                     .iter()
@@ -409,7 +481,7 @@ fn static_dtypes(inputs: &[ProgramInput], steps: &[Step]) -> Result<()> {
                     // Anything else depends on the sizes: the trace decides it.
                     Err(_) => x,
                 }
-            }
+            }),
         };
         dtypes.push(dtype);
     }
@@ -421,7 +493,7 @@ fn parse_input(i: usize, v: &Value, symbols: &mut Vec<String>) -> Result<Program
         .as_object()
         .ok_or_else(|| err(format!("input {i}: expected an object")))?;
     for k in o.keys() {
-        if !["name", "sizes", "layout", "strides", "dtype"].contains(&k.as_str()) {
+        if !["name", "sizes", "layout", "strides", "dtype", "fill"].contains(&k.as_str()) {
             return Err(err(format!("input {i}: unknown key `{k}`")));
         }
     }
@@ -491,6 +563,7 @@ fn parse_input(i: usize, v: &Value, symbols: &mut Vec<String>) -> Result<Program
         sizes,
         strides,
         dtype,
+        fill_mod: None,
     })
 }
 
@@ -570,10 +643,23 @@ fn parse_step(
     symbols: &[String],
     lookup: &dyn Fn(&str) -> Option<usize>,
     names: &[String],
-) -> Result<Step> {
+) -> Result<Vec<Step>> {
     let o = v
         .as_object()
         .ok_or_else(|| err(format!("step {}: expected an object", k + 1)))?;
+    if let Some(sop) = o.get("op").and_then(Value::as_str).and_then(SOp::parse) {
+        return parse_structured(k, o, sop, symbols, lookup, names);
+    }
+    parse_plain_step(k, o, symbols, lookup, names).map(|s| vec![s])
+}
+
+fn parse_plain_step(
+    k: usize,
+    o: &Map<String, Value>,
+    symbols: &[String],
+    lookup: &dyn Fn(&str) -> Option<usize>,
+    names: &[String],
+) -> Result<Step> {
     let name = o
         .get("let")
         .and_then(Value::as_str)
@@ -671,6 +757,7 @@ fn parse_step(
         StepOp::Op(op) => (op.arity(), op.arity()),
         StepOp::Reduce(_) => (1, 2),
         StepOp::Contiguous | StepOp::Clone | StepOp::To => (1, 1),
+        StepOp::Structured(_) => return Err(err(format!("{label}: internal: a structured step"))),
     };
     if raw.len() < min || raw.len() > max {
         let want = if min == max {
@@ -763,7 +850,140 @@ fn parse_step(
         memory_format,
         dtype,
         label,
+        kwargs: Vec::new(),
+        part: None,
     })
+}
+
+/// A structured step (see [`crate::structured`]): tensor arguments by slot (a value name,
+/// `null` for an absent optional tensor, an array of names for a list), keywords as keys of
+/// the step (integer expressions over the symbols, numbers, names for `dtype` and
+/// `memory_format`). A `let` array names the results of a multi-result op: one step per
+/// name, each defining its value.
+fn parse_structured(
+    k: usize,
+    o: &Map<String, Value>,
+    sop: SOp,
+    symbols: &[String],
+    lookup: &dyn Fn(&str) -> Option<usize>,
+    names: &[String],
+) -> Result<Vec<Step>> {
+    use crate::structured::Slot;
+    let def = sop.def();
+    let op_name = def.name;
+    let lets: Vec<String> = match o.get("let") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(xs)) if def.results == crate::structured::Results::Views => xs
+            .iter()
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| err(format!("step {}: `let` names must be strings", k + 1)))
+            })
+            .collect::<Result<_>>()?,
+        Some(Value::Array(_)) => {
+            return Err(err(format!("step {}: {op_name} returns one value: `let` must be a name", k + 1)))
+        }
+        _ => return Err(err(format!("step {}: missing `let`", k + 1))),
+    };
+    if lets.is_empty() {
+        return Err(err(format!("step {}: an empty `let` array", k + 1)));
+    }
+    let raw = o
+        .get("args")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err(format!("step {} (`{}`): missing `args`", k + 1, lets[0])))?;
+    let shown: Vec<String> = raw
+        .iter()
+        .map(|a| match a {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    let label = format!(
+        "step {} ({op_name} {} = {op_name}({}))",
+        k + 1,
+        lets.join(", "),
+        shown.join(", ")
+    );
+    if raw.len() != def.slots.len() {
+        return Err(err(format!(
+            "{label}: `{op_name}` takes {} tensor arguments, got {}",
+            def.slots.len(),
+            raw.len()
+        )));
+    }
+    let value = |j: usize, a: &Value| -> Result<usize> {
+        let n = a
+            .as_str()
+            .ok_or_else(|| err(format!("{label}: argument {j}: expected a value name, got {a}")))?;
+        lookup(n).ok_or_else(|| {
+            err(format!(
+                "{label}: argument {j}: `{n}` is no value in scope (values: {})",
+                names.join(", ")
+            ))
+        })
+    };
+    let mut args = Vec::with_capacity(raw.len());
+    for (j, (a, slot)) in raw.iter().zip(def.slots).enumerate() {
+        args.push(match (slot, a) {
+            (Slot::Optional, Value::Null) => StepArg::Null,
+            (Slot::List, Value::Array(xs)) => StepArg::Values(
+                xs.iter().map(|x| value(j, x)).collect::<Result<_>>()?,
+            ),
+            (Slot::List, other) => {
+                return Err(err(format!("{label}: argument {j}: expected a list of value names, got {other}")))
+            }
+            (_, a) => StepArg::Value(value(j, a)?),
+        });
+    }
+    for key in o.keys() {
+        if !["let", "op", "args"].contains(&key.as_str()) && !def.keywords.iter().any(|kw| kw.name == key) {
+            return Err(err(format!("{label}: unknown keyword argument `{key}`")));
+        }
+    }
+    let mut kwargs = Vec::with_capacity(def.keywords.len());
+    for kw in def.keywords {
+        let at = format!("{label}: `{}`", kw.name);
+        kwargs.push(match o.get(kw.name) {
+            None => StepKw::Default,
+            Some(Value::Null) => StepKw::Null,
+            Some(Value::String(s)) if kw.is_name => StepKw::Name(s.clone()),
+            Some(Value::Bool(b)) => StepKw::Bool(*b),
+            Some(Value::Array(xs)) => StepKw::Ints(
+                xs.iter().map(|x| int_expr(x, symbols, &at)).collect::<Result<_>>()?,
+            ),
+            Some(v @ Value::Number(n)) if n.is_f64() => {
+                StepKw::Float(crate::op::scalar_from_json(v).map(|s| match s {
+                    Scalar::Float(f) => f,
+                    Scalar::Int(i) => i as f64,
+                    Scalar::Bool(b) => f64::from(u8::from(b)),
+                }).map_err(|e| err(format!("{at}: {e}")))?)
+            }
+            Some(v @ Value::Object(_)) => match crate::op::scalar_from_json(v) {
+                Ok(Scalar::Float(f)) => StepKw::Float(f),
+                _ => return Err(err(format!("{at}: bad value {v}"))),
+            },
+            Some(v) => StepKw::Int(int_expr(v, symbols, &at)?),
+        });
+    }
+    let n = lets.len();
+    let multi = matches!(o.get("let"), Some(Value::Array(_)));
+    Ok(lets
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| Step {
+            name,
+            op: StepOp::Structured(sop),
+            args: args.clone(),
+            keepdim: false,
+            memory_format: MemoryFormat::Contiguous,
+            dtype: None,
+            label: label.clone(),
+            kwargs: kwargs.clone(),
+            part: multi.then_some((i, n)),
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -102,6 +102,9 @@ pub(crate) fn in_step(e: Error, label: &str) -> Error {
         Error::MemoryOverlap { message } => Error::MemoryOverlap {
             message: pre(message),
         },
+        Error::Argument { message } => Error::Argument {
+            message: pre(message),
+        },
         other => other,
     }
 }
@@ -363,7 +366,85 @@ fn step<I: Int>(
             let strides = strides_like(x, MemoryFormat::Preserve)?;
             Ok((Value::allocated(x.sizes.clone(), strides, d, me), None))
         }
+        StepOp::Structured(_) => {
+            let call = structured_call(st, vals, lift)?;
+            let mut outs = crate::structured::meta(&call)?;
+            let k = match st.part {
+                Some((k, n)) => {
+                    if outs.len() != n {
+                        return Err(Error::argument(if outs.len() > n {
+                            format!("too many values to unpack (expected {n})")
+                        } else {
+                            format!("not enough values to unpack (expected {n}, got {})", outs.len())
+                        }));
+                    }
+                    k
+                }
+                None => 0,
+            };
+            if k >= outs.len() {
+                return Err(Error::invalid(format!("internal: result {k} of {}", outs.len())));
+            }
+            let o = outs.swap_remove(k);
+            Ok(match o.view_offset {
+                Some(offset) => {
+                    let x = value(&st.args[0])?;
+                    let v = Value {
+                        sizes: o.sizes,
+                        strides: o.strides,
+                        offset,
+                        dtype: o.dtype,
+                        storage: x.storage,
+                        storage_numel: x.storage_numel.clone(),
+                    };
+                    (v, None)
+                }
+                None => (Value::allocated(o.sizes, o.strides, o.dtype, me), None),
+            })
+        }
     }
+}
+
+/// The call of a structured step over `I`: its tensors from the values, its keywords'
+/// expressions lifted (the trace's symbols, or a binding's values).
+pub(crate) fn structured_call<I: Int>(
+    st: &super::spec::Step,
+    vals: &[Value<I>],
+    lift: &dyn Fn(&Expr) -> Result<I>,
+) -> Result<crate::structured::Call<I>> {
+    use super::spec::StepKw;
+    use crate::structured::{Call, Kw, SArg};
+    let StepOp::Structured(sop) = st.op else {
+        return Err(Error::invalid("internal: not a structured step"));
+    };
+    let inputs = st
+        .args
+        .iter()
+        .map(|a| match a {
+            StepArg::Value(i) => Ok(SArg::Tensor(vals[*i].spec(*i))),
+            StepArg::Values(is) => Ok(SArg::List(is.iter().map(|i| vals[*i].spec(*i)).collect())),
+            StepArg::Null => Ok(SArg::Absent),
+            other => Err(Error::invalid(format!("bad structured argument {other:?}"))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let def = sop.def();
+    let mut kwarg = |name: &str| -> Result<Option<Kw<I>>> {
+        let i = def
+            .keywords
+            .iter()
+            .position(|k| k.name == name)
+            .ok_or_else(|| Error::invalid(format!("internal: {sop} has no keyword `{name}`")))?;
+        Ok(match st.kwargs.get(i) {
+            None | Some(StepKw::Default) => None,
+            Some(StepKw::Int(e)) => Some(Kw::Int(lift(e)?)),
+            Some(StepKw::Ints(es)) => Some(Kw::Ints(es.iter().map(lift).collect::<Result<_>>()?)),
+            Some(StepKw::Float(f)) => Some(Kw::Float(*f)),
+            Some(StepKw::Bool(b)) => Some(Kw::Bool(*b)),
+            Some(StepKw::Null) => Some(Kw::Null),
+            Some(StepKw::Name(n)) => Some(Kw::Name(n.clone())),
+        })
+    };
+    Call::new(sop, inputs, &mut kwarg)
 }
 
 /// Runs every step over `I`; `after_step(k)` is called once step `k` has run. Returns the

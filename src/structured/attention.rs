@@ -28,7 +28,9 @@ fn flash<I: Int>(q: &TensorSpec<I>, k: &TensorSpec<I>, v: &TensorSpec<I>) -> Res
         .and(&q.sizes[3].sym_eq(&k.sizes[3]))
         .and(&q.sizes[3].sym_eq(&v.sizes[3]))
         .and(&q.sizes[2].sym_gt(&I::from_i64(0)))
-        .and(&k.sizes[2].sym_gt(&I::from_i64(0)));
+        .and(&k.sizes[2].sym_gt(&I::from_i64(0)))
+        .and(&q.sizes[0].sym_gt(&I::from_i64(0)))
+        .and(&q.sizes[1].sym_gt(&I::from_i64(0)));
     for t in [q, k, v] {
         cond = cond.and(&t.strides[3].eq_i(1));
     }
@@ -187,7 +189,8 @@ pub(super) fn kernel(
                                 .map(|j| {
                                     let krow = &kd[(b * s + j) * e..(b * s + j + 1) * e];
                                     let dot: f64 = qrow.iter().zip(krow).map(|(a, c)| a.to_f() * c.to_f()).sum();
-                                    let mut x = dot * scale;
+                                    // An empty head dim gives scores of 0 whatever the scale.
+                                    let mut x = if e == 0 { 0.0 } else { dot * scale };
                                     if let Some(m) = &mvals {
                                         x += m[(b * l + i) * s + j];
                                     }
@@ -198,7 +201,9 @@ pub(super) fn kernel(
                                 })
                                 .collect();
                             let m = p.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                            if m == f64::NEG_INFINITY {
+                            if p.iter().any(|x| x.is_nan()) {
+                                p.iter_mut().for_each(|x| *x = f64::NAN);
+                            } else if m == f64::NEG_INFINITY {
                                 p.iter_mut().for_each(|x| *x = 0.0);
                             } else {
                                 p.iter_mut().for_each(|x| *x = (*x - m).exp());

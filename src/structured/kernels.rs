@@ -526,13 +526,12 @@ fn gather_family(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecCon
                                 coord[r - 1] = j as i64;
                             }
                             let p = row * last + j;
+                            // x's coordinates: the index's, with `dim` replaced by the
+                            // index value (a 0-d index reads x's dim 0; a 0-d x has none).
                             let mut off = 0i64;
-                            for k in 0..r {
-                                let c = if k == d { wrap(idx[p]) as i64 } else { coord[k] };
-                                off += c * xstr.get(k).copied().unwrap_or(0);
-                            }
-                            if r == 0 {
-                                off = 0;
+                            for (k, s) in xstr.iter().enumerate() {
+                                let c = if k == d { wrap(idx[p]) as i64 } else { coord.get(k).copied().unwrap_or(0) };
+                                off += c * s;
                             }
                             *y = src[off as usize];
                         }
@@ -607,8 +606,9 @@ fn softmax(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecConfig) -
                     let base = row * n * inner;
                     for i in 0..inner {
                         let at = |j: usize| src[base + j * inner + i].to_f();
+                        // The max as PyTorch takes it: an infinite max makes the row NaN
+                        // (`inf - inf`), as in PyTorch.
                         let m = (0..n).map(at).fold(f64::NEG_INFINITY, f64::max);
-                        let m = if m.is_finite() { m } else { 0.0 };
                         let s: f64 = (0..n).map(|j| (at(j) - m).exp()).sum();
                         for j in 0..n {
                             let v = at(j) - m;
