@@ -387,3 +387,47 @@ def test_real_graph_activations_with_keywords():
     np.testing.assert_array_equal(out["h"], np.clip(x, -0.5, 0.5))
     np.testing.assert_array_equal(out["f"], np.where(m, -np.inf, x).astype(np.float32))
     assert out["f"].strides == (20, 4)
+
+
+def test_structured_ops_in_a_program():
+    """Structured ops of real graphs in one compiled program — ``arange`` with a symbolic
+    end, ``embedding`` of an index input filled in range, ``layer_norm``, ``softmax``,
+    ``cat``, a ``chunk`` naming two results — run on numpy arrays, against numpy."""
+    spec = {
+        "inputs": [
+            {"name": "table", "sizes": ["v", "d"], "layout": "contiguous"},
+            {"name": "ids", "sizes": ["b", "s"], "layout": "contiguous", "dtype": "int64",
+             "fill": {"mod": "v"}},
+            {"name": "w", "sizes": ["d"], "layout": "contiguous"},
+        ],
+        "hints": {"v": 7, "d": 4, "b": 2, "s": 3},
+        "steps": [
+            {"let": "e", "op": "embedding", "args": ["table", "ids"]},
+            {"let": "ln", "op": "layer_norm", "args": ["e", "w", None],
+             "normalized_shape": ["d"], "eps": 1e-5},
+            {"let": "p", "op": "softmax", "args": ["ln"], "dim": -1},
+            {"let": "pos", "op": "arange", "args": [], "end": "s"},
+            {"let": "both", "op": "cat", "args": [["e", "ln"]], "dim": -1},
+            {"let": ["lo", "hi"], "op": "chunk", "args": ["both"], "chunks": 2, "dim": -1},
+        ],
+        "outputs": ["p", "pos", "lo", "hi"],
+    }
+    art = ss.compile(spec)
+    rng = np.random.default_rng(3)
+    table = rng.standard_normal((5, 6)).astype(np.float32)
+    ids = rng.integers(0, 5, size=(3, 4))
+    w = rng.standard_normal(6).astype(np.float32)
+    out = art.run(table=table, ids=ids, w=w)
+    e = table[ids].astype(np.float64)
+    ln = (e - e.mean(-1, keepdims=True)) / np.sqrt(e.var(-1, keepdims=True) + 1e-5) * w
+    p = np.exp(ln - ln.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(out["p"], p, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(out["pos"], np.arange(4))
+    both = np.concatenate([e, ln], axis=-1)
+    np.testing.assert_allclose(out["lo"], both[..., :6], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["hi"], both[..., 6:], rtol=1e-5, atol=1e-5)
+    bad = ids.copy()
+    bad[0, 0] = 5
+    with pytest.raises(ss.SymstrideError):
+        art.run(table=table, ids=bad, w=w)

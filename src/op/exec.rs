@@ -110,8 +110,26 @@ macro_rules! with_dtype {
         }
     };
 }
+/// `$body` with `$T` bound to the Rust type of a floating dtype; `$fallback` (with the
+/// dtype bound to `$other`) for the others.
+macro_rules! with_float {
+    ($d:expr, |$T:ident| $body:expr, $other:ident => $fallback:expr) => {
+        match $d {
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $other => $fallback,
+        }
+    };
+}
 pub(crate) use each;
 pub(crate) use with_dtype;
+pub(crate) use with_float;
 
 impl AnyTensor {
     /// The dtype.

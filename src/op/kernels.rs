@@ -227,17 +227,7 @@ macro_rules! numeric {
 /// `$body` with `$T` bound to the Rust type of a floating dtype.
 macro_rules! floating {
     ($d:expr, $op:expr, |$T:ident| $body:expr) => {
-        match $d {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            d => Err(unsupported($op, d)),
-        }
+        crate::op::with_float!($d, |$T| $body, d => Err(unsupported($op, d)))
     };
 }
 

@@ -131,7 +131,8 @@ pub(super) fn kernel(
     out: &crate::op::AnyTensor,
     cfg: &crate::kernel::ExecConfig,
 ) -> Result<()> {
-    use super::kernels::{contiguous, par_rows, tensor, typed, with_float, write_rows, Real};
+    use super::kernels::{contiguous, par_rows, tensor, typed, write_rows, Real};
+    use crate::op::with_float;
     let (q, k, v) = (tensor(args, 0)?, tensor(args, 1)?, tensor(args, 2)?);
     let mask = super::kernels::optional(args, 3);
     let osz = out.sizes().to_vec();
@@ -220,5 +221,5 @@ pub(super) fn kernel(
                 })?
             })?
         })?
-    })
+    }, _other => Ok(()))
 }

@@ -17,7 +17,7 @@
 use super::{check_index_values, fill_value, index_bound, meta, Call, Kw, Out, SArg, SOp};
 use crate::iter::TensorSpec;
 use crate::kernel::{copy_into, ExecConfig};
-use crate::op::{each, with_dtype, AnyElement, AnyTensor};
+use crate::op::{each, with_dtype, with_float, AnyElement, AnyTensor};
 use crate::reduce::wrap_dim;
 use crate::tensor::{Element, Scalar, Storage, Tensor};
 use crate::{DType, Error, Result};
@@ -574,24 +574,6 @@ impl Real for f64 {
     }
 }
 
-/// `f` at the float type of `d` (integer dtypes have no such kernel: the meta function
-/// rejected them unless the tensor is empty, where nothing runs).
-macro_rules! with_float {
-    ($d:expr, |$T:ident| $body:expr) => {
-        match $d {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            _ => Ok(()),
-        }
-    };
-}
-pub(super) use with_float;
 
 fn softmax(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecConfig) -> Result<()> {
     let x = contiguous(tensor(args, 0)?, out.dtype(), cfg)?;
@@ -619,7 +601,7 @@ fn softmax(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecConfig) -
                 Ok(())
             })
         })?
-    })
+    }, _other => Ok(()))
 }
 
 /// A parameter tensor's values as `f64` (contiguous, row-major).
@@ -702,5 +684,5 @@ fn norm(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecConfig) -> R
                 Ok(())
             })
         })?
-    })
+    }, _other => Ok(()))
 }
