@@ -653,6 +653,18 @@ fn parse_step(
     parse_plain_step(k, o, symbols, lookup, names).map(|s| vec![s])
 }
 
+/// `step k (op let = op(args))`: how guard reasons and errors name a step.
+fn step_label(k: usize, op_name: &str, lets: &str, raw: &[Value]) -> String {
+    let shown: Vec<String> = raw
+        .iter()
+        .map(|a| match a {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    format!("step {} ({op_name} {lets} = {op_name}({}))", k + 1, shown.join(", "))
+}
+
 fn parse_plain_step(
     k: usize,
     o: &Map<String, Value>,
@@ -673,18 +685,7 @@ fn parse_plain_step(
         .get("args")
         .and_then(Value::as_array)
         .ok_or_else(|| err(format!("step {} (`{name}`): missing `args`", k + 1)))?;
-    let shown: Vec<String> = raw
-        .iter()
-        .map(|a| match a {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect();
-    let label = format!(
-        "step {} ({op_name} {name} = {op_name}({}))",
-        k + 1,
-        shown.join(", ")
-    );
+    let label = step_label(k, op_name, &name, raw);
     let at = |j: usize| format!("{label}: argument {j}");
     // Elementwise calls by PyTorch name with keywords (`clamp(x, min=0)`, `gelu(x,
     // approximate="tanh")`, `leaky_relu(x, negative_slope=0.2)`) resolve to a registry row,
@@ -893,19 +894,7 @@ fn parse_structured(
         .get("args")
         .and_then(Value::as_array)
         .ok_or_else(|| err(format!("step {} (`{}`): missing `args`", k + 1, lets[0])))?;
-    let shown: Vec<String> = raw
-        .iter()
-        .map(|a| match a {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect();
-    let label = format!(
-        "step {} ({op_name} {} = {op_name}({}))",
-        k + 1,
-        lets.join(", "),
-        shown.join(", ")
-    );
+    let label = step_label(k, op_name, &lets.join(", "), raw);
     if raw.len() != def.slots.len() {
         return Err(err(format!(
             "{label}: `{op_name}` takes {} tensor arguments, got {}",
