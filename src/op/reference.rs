@@ -69,11 +69,7 @@ fn truth(s: Scalar) -> bool {
 }
 
 fn float(s: Scalar) -> f64 {
-    match s {
-        Scalar::Bool(b) => b as u8 as f64,
-        Scalar::Int(i) => i as f64,
-        Scalar::Float(f) => f,
-    }
+    s.to_f64()
 }
 
 /// Applies an integer, float or bool function by the kind of the first operand.

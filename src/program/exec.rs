@@ -141,11 +141,7 @@ fn to_i64(s: Scalar) -> i64 {
 }
 
 fn to_f64(s: Scalar) -> f64 {
-    match s {
-        Scalar::Bool(b) => f64::from(u8::from(b)),
-        Scalar::Int(i) => i as f64,
-        Scalar::Float(f) => f,
-    }
+    s.to_f64()
 }
 
 impl Executed {

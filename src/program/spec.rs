@@ -943,11 +943,11 @@ fn parse_structured(
                 xs.iter().map(|x| int_expr(x, symbols, &at)).collect::<Result<_>>()?,
             ),
             Some(v @ Value::Number(n)) if n.is_f64() => {
-                StepKw::Float(crate::op::scalar_from_json(v).map(|s| match s {
-                    Scalar::Float(f) => f,
-                    Scalar::Int(i) => i as f64,
-                    Scalar::Bool(b) => f64::from(u8::from(b)),
-                }).map_err(|e| err(format!("{at}: {e}")))?)
+                StepKw::Float(
+                    crate::op::scalar_from_json(v)
+                        .map(Scalar::to_f64)
+                        .map_err(|e| err(format!("{at}: {e}")))?,
+                )
             }
             Some(v @ Value::Object(_)) => match crate::op::scalar_from_json(v) {
                 Ok(Scalar::Float(f)) => StepKw::Float(f),

@@ -173,7 +173,7 @@ pub(super) fn kernel(
     };
     let causal = call.flag("is_causal")?;
     let scale = match call.number("scale")? {
-        Some(x) => super::kernels::scalar_f64(x),
+        Some(x) => x.to_f64(),
         None => 1.0 / (e.max(1) as f64).sqrt(),
     };
     let (l, s, e, ev) = (l as usize, s as usize, e as usize, ev as usize);

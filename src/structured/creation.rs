@@ -79,11 +79,7 @@ pub(super) fn arange<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
             message: "\"arange_cpu\" not implemented for 'Bool'".into(),
         });
     }
-    let f = |s: Scalar| match s {
-        Scalar::Float(f) => f,
-        Scalar::Int(i) => i as f64,
-        Scalar::Bool(b) => f64::from(u8::from(b)),
-    };
+    let f = Scalar::to_f64;
     let inconsistent = || Error::argument("upper bound and lower bound inconsistent with step sign");
     let nonzero = || Error::argument("step must be nonzero");
     let one = |len: I| Ok(vec![Out::new(vec![len], vec![I::from_i64(1)], dtype)]);

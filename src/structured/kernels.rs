@@ -220,12 +220,7 @@ fn arange(call: &Call<i64>, out: &AnyTensor, cfg: &ExecConfig) -> Result<()> {
     // An integer result steps in int64 from the truncated start and step (PyTorch's
     // accumulation type), a float result in doubles.
     let integral = !out.dtype().is_floating();
-    let f = |s: Scalar| match s {
-        Scalar::Float(f) => f,
-        Scalar::Int(i) => i as f64,
-        Scalar::Bool(b) => f64::from(u8::from(b)),
-    };
-    let (s0, ds) = (f(start), f(step));
+    let (s0, ds) = (start.to_f64(), step.to_f64());
     let t = |s: Scalar| match s {
         Scalar::Float(f) => f.trunc() as i64,
         Scalar::Int(i) => i,
@@ -414,8 +409,7 @@ fn roll_one(src: &AnyTensor, shift: i64, d: usize, dst: &AnyTensor, cfg: &ExecCo
 fn cumsum(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecConfig) -> Result<()> {
     let x = contiguous(tensor(args, 0)?, out.dtype(), cfg)?;
     let d = wrap_dim(call.cint("dim")?, x.sizes().len())?;
-    let (outer, n, inner) = around(x.sizes(), d);
-    let _ = outer;
+    let (_, n, inner) = around(x.sizes(), d);
     each!(out, |o| {
         let xs = like(o, &x)?;
         xs.with_slice(|src| {
@@ -454,7 +448,7 @@ impl Acc {
     }
     fn add<T: Element>(self, v: T) -> Acc {
         match (self, v.to_scalar()) {
-            (Acc::F(a), s) => Acc::F(a + scalar_f64(s)),
+            (Acc::F(a), s) => Acc::F(a + s.to_f64()),
             (Acc::I(a), Scalar::Int(b)) => Acc::I(a.wrapping_add(b)),
             (Acc::I(a), Scalar::Bool(b)) => Acc::I(a.wrapping_add(i64::from(b))),
             (Acc::I(a), Scalar::Float(f)) => Acc::I(a.wrapping_add(f as i64)),
@@ -465,14 +459,6 @@ impl Acc {
             Acc::F(a) => T::from_scalar(Scalar::Float(a)),
             Acc::I(a) => T::from_scalar(Scalar::Int(a)),
         }
-    }
-}
-
-pub(super) fn scalar_f64(s: Scalar) -> f64 {
-    match s {
-        Scalar::Float(f) => f,
-        Scalar::Int(i) => i as f64,
-        Scalar::Bool(b) => f64::from(u8::from(b)),
     }
 }
 
@@ -501,7 +487,7 @@ fn gather_family(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecCon
         SOp::Embedding => 0,
         _ => wrap_dim(call.cint("dim")?, xsizes.len())?,
     };
-    let (outer, n, inner) = around(&xsizes, d);
+    let (_, n, inner) = around(&xsizes, d);
     let wrap = |v: i64| if v < 0 { v + bound } else { v } as usize;
     each!(out, |o| {
         let xs = like(o, &x)?;
@@ -544,7 +530,6 @@ fn gather_family(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecCon
                         let from = (a * n + wrap(idx[k])) * inner;
                         r.copy_from_slice(&src[from..from + inner]);
                     });
-                    let _ = outer;
                 }
                 Ok(())
             })
@@ -606,7 +591,7 @@ fn softmax(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecConfig) -
 
 /// A parameter tensor's values as `f64` (contiguous, row-major).
 pub(super) fn params(t: Option<&AnyTensor>) -> Result<Option<Vec<f64>>> {
-    t.map(|t| each!(t, |x| Ok(x.to_vec()?.into_iter().map(|v| scalar_f64(v.to_scalar())).collect())))
+    t.map(|t| each!(t, |x| Ok(x.to_vec()?.into_iter().map(|v| v.to_scalar().to_f64()).collect())))
         .transpose()
 }
 
@@ -614,7 +599,7 @@ fn norm(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecConfig) -> R
     let x = contiguous(tensor(args, 0)?, out.dtype(), cfg)?;
     let sizes = x.sizes().to_vec();
     let eps_default = if out.dtype() == DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
-    let eps = call.number("eps")?.map(scalar_f64).unwrap_or(eps_default);
+    let eps = call.number("eps")?.map(Scalar::to_f64).unwrap_or(eps_default);
     // Rows of `len` elements normalized together; per element, the parameter index.
     let (len, w, b, mean_var, groups) = match call.op {
         SOp::LayerNorm | SOp::RmsNorm => {

@@ -243,11 +243,7 @@ fn compute(out: &Out<i64>, f: impl FnMut(&[i64]) -> Result<Scalar>) -> Result<Ve
 
 /// A value as `f64` (bool: 0 or 1).
 pub(super) fn float(s: Scalar) -> f64 {
-    match s {
-        Scalar::Float(f) => f,
-        Scalar::Int(i) => i as f64,
-        Scalar::Bool(b) => f64::from(u8::from(b)),
-    }
+    s.to_f64()
 }
 
 /// A value as `i64` (bool: 0 or 1; a float truncated toward zero, as `Scalar::to<int64_t>`).

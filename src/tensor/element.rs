@@ -27,6 +27,17 @@ pub enum Scalar {
     Bool(bool),
 }
 
+impl Scalar {
+    /// The value as `f64` (bool: 0 or 1; integers beyond 2**53 round).
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Scalar::Float(f) => f,
+            Scalar::Int(i) => i as f64,
+            Scalar::Bool(b) => f64::from(u8::from(b)),
+        }
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
 }
