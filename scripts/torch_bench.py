@@ -132,6 +132,30 @@ def scenarios():
         b = randf(64, 1, 1)
         return lambda: torch.relu(x + b)
 
+    # Structured-op scenarios (issue 40): one PyTorch call each, as `symstride bench`'s
+    # `src/cli/bench/structured.rs` makes them.
+    def softmax_op():
+        x = randf(16384, 1024)
+        return lambda: torch.softmax(x, -1)
+
+    def layer_norm_affine():
+        x, w, b = randf(16384, 1024), randf(1024), randf(1024)
+        return lambda: torch.nn.functional.layer_norm(x, (1024,), w, b)
+
+    def rms_norm():
+        x, w = randf(16384, 1024), randf(1024)
+        return lambda: torch.nn.functional.rms_norm(x, (1024,), w)
+
+    def cat_cl():
+        a = randf(8, 42, 96, 96).contiguous(memory_format=cl)
+        b = randf(8, 42, 96, 96).contiguous(memory_format=cl)
+        return lambda: torch.cat([a, b], 1)
+
+    def embedding_gather():
+        table = randf(32000, 768)
+        ids = torch.randint(0, 32000, (8192,))
+        return lambda: torch.nn.functional.embedding(ids, table)
+
     def copy(threads_one):
         def setup():
             src, dst = randf(n), torch.empty(n)
@@ -177,6 +201,11 @@ def scenarios():
         ("layernorm_16M", 1, layernorm_composite),
         ("layernorm_16M_torch_layer_norm", 1, layernorm_fused),
         ("conv_epilogue_cl_6M", 1, conv_epilogue),
+        ("softmax_op_16M", 1, softmax_op),
+        ("layer_norm_affine_16M", 1, layer_norm_affine),
+        ("rms_norm_16M", 1, rms_norm),
+        ("cat_cl_6M", 1, cat_cl),
+        ("embedding_gather", 1, embedding_gather),
         ("memcpy_64MiB", 1, copy(False)),
         ("memcpy_64MiB_1thread", 1, copy(True)),
     ]

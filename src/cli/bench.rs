@@ -14,6 +14,7 @@
 //! by step and fused).
 
 mod programs;
+mod structured;
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -85,6 +86,7 @@ fn scenarios(cfg: ExecConfig) -> Result<Vec<Scenario>> {
     let n16 = (1usize << 24) as f64;
     op_scenarios(&cfg, &mut v)?;
     programs::scenarios(&cfg, &mut v)?;
+    structured::scenarios(&cfg, &mut v)?;
 
     let (a, b) = (tensor(&[64, 64, 64, 64], 1)?, tensor(&[64, 64, 64, 64], 2)?);
     {

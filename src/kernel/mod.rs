@@ -182,4 +182,4 @@ pub use ops::{
     Sqrt, Sub, Tanh, Trunc, Where,
 };
 pub use reduce::{execute_reduction, reduce, ReduceArgs, BLOCK, LANES, LEAF, ROW_LEAF};
-pub(crate) use reduce::{fold_run, Cascade};
+pub(crate) use reduce::{fold_run, Cascade, Isa};

@@ -14,8 +14,10 @@
 //! ([`check_index_values`](super::check_index_values)): an `index` error, never an access
 //! out of bounds.
 
+use super::rowwise;
 use super::{check_index_values, fill_value, index_bound, meta, Call, Kw, Out, SArg, SOp};
 use crate::iter::TensorSpec;
+use crate::layout::MemoryFormat;
 use crate::kernel::{copy_into, ExecConfig};
 use crate::op::{each, with_dtype, with_float, AnyElement, AnyTensor};
 use crate::reduce::wrap_dim;
@@ -569,20 +571,11 @@ fn softmax(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecConfig) -
         let (xs, o) = (typed::<T>(&x)?, typed::<T>(out)?);
         xs.with_slice(|src| {
             write_rows(o, cfg, |dst| {
-                par_rows(dst, (n * inner).max(1), cfg, |row, blk| {
-                    let base = row * n * inner;
-                    for i in 0..inner {
-                        let at = |j: usize| src[base + j * inner + i].to_f();
-                        // The max as PyTorch takes it: an infinite max makes the row NaN
-                        // (`inf - inf`), as in PyTorch.
-                        let m = (0..n).map(at).fold(f64::NEG_INFINITY, f64::max);
-                        let s: f64 = (0..n).map(|j| (at(j) - m).exp()).sum();
-                        for j in 0..n {
-                            let v = at(j) - m;
-                            blk[j * inner + i] = T::of(if log { v - s.ln() } else { v.exp() / s });
-                        }
-                    }
-                });
+                if inner == 1 {
+                    rowwise::drive(&rowwise::Softmax { len: n, log }, src, dst, cfg);
+                } else {
+                    rowwise::drive(&rowwise::SoftmaxColumns { n, inner, log }, src, dst, cfg);
+                }
                 Ok(())
             })
         })?
@@ -596,76 +589,68 @@ pub(super) fn params(t: Option<&AnyTensor>) -> Result<Option<Vec<f64>>> {
 }
 
 fn norm(call: &Call<i64>, args: &[KArg], out: &AnyTensor, cfg: &ExecConfig) -> Result<()> {
-    let x = contiguous(tensor(args, 0)?, out.dtype(), cfg)?;
-    let sizes = x.sizes().to_vec();
+    let x0 = tensor(args, 0)?;
+    let sizes = x0.sizes().to_vec();
     let eps_default = if out.dtype() == DType::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
     let eps = call.number("eps")?.map(Scalar::to_f64).unwrap_or(eps_default);
-    // Rows of `len` elements normalized together; per element, the parameter index.
-    let (len, w, b, mean_var, groups) = match call.op {
+    let c = sizes.get(1).copied().unwrap_or(1).max(0) as usize;
+    let plane = sizes.get(2..).unwrap_or(&[]).iter().product::<i64>().max(0) as usize;
+    let ones = |n: usize, p: Option<Vec<f64>>, v: f64| p.unwrap_or_else(|| vec![v; n]);
+    match call.op {
         SOp::LayerNorm | SOp::RmsNorm => {
             let k = call.ints("normalized_shape")?.len();
             let len = sizes[sizes.len() - k..].iter().product::<i64>().max(0) as usize;
-            let (w, b) = if call.op == SOp::LayerNorm {
-                (params(optional(args, 1))?, params(optional(args, 2))?)
-            } else {
-                (params(optional(args, 1))?, None)
-            };
-            (len, w, b, None, 1)
+            let rms = call.op == SOp::RmsNorm;
+            let w = ones(len, params(optional(args, 1))?, 1.0);
+            let b = ones(len, if rms { None } else { params(optional(args, 2))? }, 0.0);
+            let (w, b) = (rowwise::Params::new(w), rowwise::Params::new(b));
+            rows(x0, out, cfg, &rowwise::RowNorm { w, b, rms, eps })
         }
         SOp::BatchNorm => {
-            let hw = sizes[2..].iter().product::<i64>().max(0) as usize;
             let (m, v) = (params(optional(args, 1))?, params(optional(args, 2))?);
-            (hw, params(optional(args, 3))?, params(optional(args, 4))?, m.zip(v), 1)
+            let (Some(m), Some(v)) = (m, v) else {
+                return Err(Error::invalid("internal: inference batch_norm without running statistics"));
+            };
+            let w = ones(c, params(optional(args, 3))?, 1.0);
+            let b = ones(c, params(optional(args, 4))?, 0.0);
+            // Per channel `(x - mean) · a + b`, `a = w / sqrt(var + eps)`.
+            let a: Vec<f64> = (0..c).map(|j| w[j] / (v[j] + eps).sqrt()).collect();
+            // Channels-last input and result: rows of all channels, the NHWC order.
+            let nhwc = |t: &AnyTensor| -> Result<Option<AnyTensor>> {
+                if sizes.len() != 4 || !crate::layout::is_contiguous_in(t.sizes(), t.strides(), MemoryFormat::ChannelsLast)? {
+                    return Ok(None);
+                }
+                let p = each!(t, |t| Ok::<AnyTensor, Error>(t.permute(&[0, 2, 3, 1])?.into()))?;
+                Ok(crate::layout::is_contiguous(p.sizes(), p.strides())?.then_some(p))
+            };
+            if let (Some(xp), Some(op)) = (nhwc(x0)?, nhwc(out)?) {
+                return rows(&xp, &op, cfg, &rowwise::ChannelAffine::new(m, a, b, c, true));
+            }
+            let by_position = plane == 1;
+            let len = if by_position { c } else { plane };
+            rows(x0, out, cfg, &rowwise::ChannelAffine::new(m, a, b, len, by_position))
         }
         _ => {
-            let g = call.cint("num_groups")?.max(1) as usize;
-            let c = sizes[1].max(0) as usize;
-            let hw = sizes[2..].iter().product::<i64>().max(0) as usize;
-            (c / g * hw, params(optional(args, 1))?, params(optional(args, 2))?, None, g)
+            let groups = call.cint("num_groups")?.max(1) as usize;
+            let w = ones(c, params(optional(args, 1))?, 1.0);
+            let b = ones(c, params(optional(args, 2))?, 0.0);
+            rows(x0, out, cfg, &rowwise::GroupNorm { w, b, groups, plane, eps })
         }
-    };
-    let op = call.op;
-    let c = sizes.get(1).copied().unwrap_or(1).max(1) as usize;
+    }
+}
+
+/// Runs row kernel `k` over `x` (made row-major in `out`'s dtype) into `out` (through a
+/// buffer when `out` is not row-major).
+fn rows<K>(x: &AnyTensor, out: &AnyTensor, cfg: &ExecConfig, k: &K) -> Result<()>
+where
+    K: rowwise::RowOp<f32> + rowwise::RowOp<f64>,
+{
+    let x = contiguous(x, out.dtype(), cfg)?;
     with_float!(out.dtype(), |T| {
         let (xs, o) = (typed::<T>(&x)?, typed::<T>(out)?);
         xs.with_slice(|src| {
             write_rows(o, cfg, |dst| {
-                par_rows(dst, len.max(1), cfg, |row, r| {
-                    let base = row * len;
-                    let v = |j: usize| src[base + j].to_f();
-                    let (shift, scale) = match (op, &mean_var) {
-                        (SOp::BatchNorm, Some((m, var))) => {
-                            let ch = row % c;
-                            (m[ch], 1.0 / (var[ch] + eps).sqrt())
-                        }
-                        (SOp::RmsNorm, _) => {
-                            let ms = (0..len).map(|j| v(j) * v(j)).sum::<f64>() / len.max(1) as f64;
-                            (0.0, 1.0 / (ms + eps).sqrt())
-                        }
-                        _ => {
-                            let mean = (0..len).map(v).sum::<f64>() / len.max(1) as f64;
-                            let var = (0..len).map(|j| (v(j) - mean).powi(2)).sum::<f64>() / len.max(1) as f64;
-                            (mean, 1.0 / (var + eps).sqrt())
-                        }
-                    };
-                    for (j, y) in r.iter_mut().enumerate() {
-                        // The parameter of this element: by position in the row (layer and
-                        // rms norm), by channel (batch and group norm).
-                        let p = match op {
-                            SOp::BatchNorm => row % c,
-                            SOp::GroupNorm => (row % groups) * (c / groups) + j / (len / (c / groups)).max(1),
-                            _ => j,
-                        };
-                        let mut z = (v(j) - shift) * scale;
-                        if let Some(w) = &w {
-                            z *= w[p];
-                        }
-                        if let Some(b) = &b {
-                            z += b[p];
-                        }
-                        *y = T::of(z);
-                    }
-                });
+                rowwise::drive(k, src, dst, cfg);
                 Ok(())
             })
         })?

@@ -26,6 +26,7 @@ mod index;
 mod kernels;
 mod norm;
 mod reference;
+mod rowwise;
 mod split;
 
 pub use call::{Call, Kw, Out, SArg};

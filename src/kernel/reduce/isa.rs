@@ -12,7 +12,7 @@ use crate::kernel::Simd;
 
 /// The instruction set a kernel call runs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Isa {
+pub(crate) enum Isa {
     /// The compile-time target (SSE2 on x86-64, the target's default elsewhere).
     Base,
     /// AVX2 and FMA, reported present by the CPU (`is_x86_feature_detected!`).
@@ -24,7 +24,7 @@ impl Isa {
     /// The instruction set to use under `simd` on this CPU. Invariant relied on by the
     /// dispatchers' `unsafe` calls: `Isa::Avx2` is returned only when the CPU reports both
     /// AVX2 and FMA.
-    pub(super) fn select(simd: Simd) -> Isa {
+    pub(crate) fn select(simd: Simd) -> Isa {
         match simd {
             Simd::Baseline => Isa::Base,
             Simd::Auto => Self::detect(),

@@ -124,7 +124,7 @@ use crate::iter::{Plan, TensorSpec};
 use crate::reduce::{reduction_meta, Dims, ReduceElement, Reducer, ReductionOp};
 use crate::tensor::{Element, Tensor};
 use crate::{Error, Result};
-use isa::Isa;
+pub(crate) use isa::Isa;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
