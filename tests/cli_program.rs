@@ -256,3 +256,59 @@ fn fusion_is_shown_by_guards_check_and_run() {
         }
     }
 }
+
+/// A program passing sizes as Python numbers (the rotary-embedding pattern `div(arange(0, d,
+/// 2), d)`, `clamp(i, max=n-1)`): `compile` writes an artifact that `run` loads and runs at
+/// two bindings of its one specialization, each with that binding's numbers (the values of
+/// a fresh reference run there), fused or not, and verified.
+#[test]
+fn compile_and_run_a_program_with_sizes_as_numbers() {
+    let dir = scratch("symnum");
+    let spec = dir.join("symnum.json");
+    std::fs::write(
+        &spec,
+        r#"{"name": "symnum",
+ "inputs": [{"name": "x", "sizes": ["s", "d"], "layout": "contiguous", "dtype": "float32"},
+            {"name": "i", "sizes": ["s"], "layout": "contiguous", "dtype": "int64"}],
+ "hints": {"s": 3, "d": 8},
+ "steps": [{"let": "ar", "op": "arange", "args": [], "start": 0, "end": "d", "step": 2, "dtype": "float32"},
+           {"let": "ex", "op": "div", "args": ["ar", "d"]},
+           {"let": "y", "op": "mul", "args": ["x", "s*d"]},
+           {"let": "z", "op": "add", "args": ["y", "s"]},
+           {"let": "j", "op": "clamp", "args": ["i"], "min": 0, "max": "s-1"}],
+ "outputs": ["ex", "z", "j"]}"#,
+    )
+    .unwrap();
+    let plan = dir.join("symnum.plan");
+    let o = run(&["compile", s(&spec), "-o", s(&plan)]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let p = Program::from_value(&v["program"]).unwrap();
+    for (bind, pairs) in [("s=3,d=8", [("s", 3), ("d", 8)]), ("s=5,d=6", [("s", 5), ("d", 6)])] {
+        let o = run(&["run", s(&plan), "--bind", bind]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        assert!(o.stdout.contains("verified") && !o.stdout.contains("MISS"), "{}", o.stdout);
+        let ex = execute(&p, &Bindings::from_pairs(pairs)).unwrap();
+        for extra in [&[][..], &["--no-fuse"][..]] {
+            let mut args = vec!["run", s(&plan), "--bind", bind, "--values"];
+            args.extend_from_slice(extra);
+            let o = run(&args);
+            assert_eq!(o.code, 0, "{}", o.stderr);
+            let got: Value = serde_json::from_str(o.stdout.trim()).unwrap();
+            for &k in &p.outputs {
+                let arr = got["outputs"][&p.names[k]]["values"].as_array().unwrap().clone();
+                let want = ex.values(k).unwrap();
+                assert_eq!(arr.len(), want.len(), "{bind}");
+                for (a, b) in arr.iter().zip(want) {
+                    let b = match b {
+                        symstride::tensor::Scalar::Float(f) => f,
+                        symstride::tensor::Scalar::Int(i) => i as f64,
+                        symstride::tensor::Scalar::Bool(x) => f64::from(u8::from(x)),
+                    };
+                    let a = a.as_f64().unwrap();
+                    assert!((a - b).abs() <= 1e-6 * (1.0 + b.abs()), "{bind} {}: {a} vs {b}", p.names[k]);
+                }
+            }
+        }
+    }
+}

@@ -301,46 +301,13 @@ fn real_graph_golden_cases_pass_in_both_modes() {
     }
 }
 
-/// Specs of `programs_real.jsonl` the engine cannot parse yet: they pass a symbol as a
-/// Python number (`div(x, d)`, `clamp(i, max="n-1")`), a symbolic scalar the trace does
-/// not carry.
-const PROGRAMS_REAL_KNOWN: [&str; 3] =
-    ["rotary_cos_sin_cache", "llama_rotary_position_ids", "interp_positions"];
-
 /// `programs_real.jsonl` (programs shaped like real model pieces: creation ops with
 /// symbolic sizes, `cat`/`stack`, splits into several named results, indexing with index
-/// inputs, softmax, the norms, attention; values through the kernels): every line of every
-/// spec but [`PROGRAMS_REAL_KNOWN`] passes in both modes, and those still fail.
+/// inputs, softmax, the norms, attention, sizes passed as Python numbers (`div(x, d)`,
+/// `clamp(i, max="n-1")`); values through the kernels): every line passes in both modes.
 #[test]
 fn real_graph_program_golden_cases_pass_in_both_modes() {
-    let all = std::fs::read_to_string(golden("partial/programs_real.jsonl")).unwrap();
-    let (mut answered, mut known) = (Vec::new(), Vec::new());
-    for l in all.lines() {
-        let v: Value = serde_json::from_str(l).unwrap();
-        if PROGRAMS_REAL_KNOWN.contains(&v["spec"]["name"].as_str().unwrap()) {
-            known.push(l);
-        } else {
-            answered.push(l);
-        }
-    }
-    assert_eq!((all.lines().count(), answered.len()), (400, 376));
-    let f = TempFile::new("programs-real-answered", &(answered.join("\n") + "\n"));
-    let g = TempFile::new("programs-real-known", &(known.join("\n") + "\n"));
-    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
-        let o = run(mode, &[&f.0]);
-        assert_eq!(
-            stdout_lines(&o).last().map(String::as_str),
-            Some("376 passed, 0 failed"),
-            "{mode:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let o = run(mode, &[&g.0]);
-        assert_eq!(
-            stdout_lines(&o).last().map(String::as_str),
-            Some("0 passed, 24 failed"),
-            "{mode:?}: a known spec now passes: update PROGRAMS_REAL_KNOWN"
-        );
-    }
+    assert_all_pass_in_both_modes("programs_real.jsonl", 400);
 }
 
 /// An op error answer is its category (the message is informational); a category that does

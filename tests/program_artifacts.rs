@@ -571,3 +571,105 @@ fn cover_fusion_plans_round_trip_and_hold_at_every_admitted_binding() {
         }
     }
 }
+
+/// A program passing sizes as Python numbers (`div(x, d)`, `mul(a, n*d-1)`, a row segment's
+/// `mul(e, n)`, `clamp(i, max=n-1)`): compiled once, written and loaded, one specialization
+/// serves two bindings (no re-trace), and at each the numbers take that binding's values:
+/// fused and step-by-step runs equal a fresh reference run there.
+const SIZES_AS_NUMBERS: &str = r#"{"name": "sizes_as_numbers",
+ "inputs": [{"name": "x", "sizes": ["n", "d"], "layout": "contiguous", "dtype": "float32"},
+            {"name": "i", "sizes": ["n"], "layout": "contiguous", "dtype": "int64"}],
+ "hints": {"n": 3, "d": 40},
+ "steps": [{"let": "a", "op": "div", "args": ["x", "d"]},
+           {"let": "b", "op": "mul", "args": ["a", "n*d-1"]},
+           {"let": "c", "op": "add", "args": ["b", 0.5]},
+           {"let": "m", "op": "amax", "args": ["c", [-1]], "keepdim": true},
+           {"let": "e", "op": "sub", "args": ["c", "m"]},
+           {"let": "f", "op": "mul", "args": ["e", "n"]},
+           {"let": "ex", "op": "exp", "args": ["f"]},
+           {"let": "s", "op": "sum", "args": ["ex", [-1]], "keepdim": true},
+           {"let": "sm", "op": "div", "args": ["ex", "s"]},
+           {"let": "j", "op": "clamp", "args": ["i"], "min": 0, "max": "n-1"}],
+ "outputs": ["c", "sm", "j"]}"#;
+
+#[test]
+fn sizes_passed_as_python_numbers_are_evaluated_per_binding() {
+    use symstride::kernel::ExecConfig;
+    use symstride::program::{execute, fill_inputs, tensor_values};
+    use symstride::tensor::Scalar;
+    let p = Program::from_json(SIZES_AS_NUMBERS).unwrap();
+    let a = load(&compiled_json(&p)).unwrap();
+    assert_eq!(a.specializations.len(), 1);
+    let d = ProgramDispatcher::new(a).unwrap();
+    let mut fused_somewhere = false;
+    for pt in [[3, 40], [2, 64]] {
+        let b = bind(&p, &pt);
+        let reference = execute(&p, &b).unwrap();
+        for fuse in [Fuse::Chains, Fuse::StepByStep] {
+            let run = d
+                .run_with(fill_inputs(&p, &reference.layouts).unwrap(), &ExecConfig::default(), fuse)
+                .unwrap();
+            let how = run.dispatched.unwrap();
+            assert_eq!((how.specialization, how.retraced), (0, false), "{pt:?}");
+            fused_somewhere |= run.stats.fused_steps > 0;
+            for (t, &k) in run.outputs.iter().zip(&p.outputs) {
+                let (got, want) = (tensor_values(t).unwrap(), reference.values(k).unwrap());
+                assert_eq!(got.len(), want.len());
+                for (x, y) in got.iter().zip(&want) {
+                    let close = match (x, y) {
+                        (Scalar::Float(x), Scalar::Float(y)) => (x - y).abs() <= 1e-5 * (1.0 + y.abs()),
+                        _ => x == y,
+                    };
+                    assert!(close, "{} at {pt:?} ({fuse:?}): {x:?} vs {y:?}", p.names[k]);
+                }
+            }
+        }
+    }
+    assert!(fused_somewhere, "no step ran fused");
+    // `j` is clamped to the binding's `n - 1`, not the hint's.
+    let run = d
+        .run_with(
+            fill_inputs(&p, &concrete(&p, &bind(&p, &[2, 64])).unwrap()).unwrap(),
+            &ExecConfig::default(),
+            Fuse::Chains,
+        )
+        .unwrap();
+    let j = tensor_values(&run.outputs[2]).unwrap();
+    assert!(j.iter().all(|v| matches!(v, Scalar::Int(0 | 1))), "{j:?}");
+    assert!(j.contains(&Scalar::Int(1)));
+}
+
+/// A size passed as a number is exact: where its value does not fit `i64` (`n**40`, traced
+/// at `n = 2`, run at `n = 3`: about 1.2e19), the run fails with an overflow naming it,
+/// never a wrapped value or a panic; so does a fresh concrete run there.
+#[test]
+fn a_python_number_that_overflows_is_a_clear_error() {
+    use symstride::kernel::ExecConfig;
+    use symstride::program::{fill_inputs, Value};
+    let p = Program::from_json(
+        r#"{"inputs": [{"name": "x", "sizes": ["n"], "layout": "contiguous", "dtype": "float32"}],
+            "hints": {"n": 2},
+            "steps": [{"let": "y", "op": "mul", "args": ["x", "n**40"]}],
+            "outputs": ["y"]}"#,
+    )
+    .unwrap();
+    let d = ProgramDispatcher::new(load(&compiled_json(&p)).unwrap()).unwrap();
+    let x = Value {
+        sizes: vec![3],
+        strides: vec![1],
+        offset: 0,
+        dtype: symstride::DType::F32,
+        storage: 0,
+        storage_numel: 3,
+    };
+    let e = d
+        .run_with(fill_inputs(&p, &[x]).unwrap(), &ExecConfig::default(), Fuse::Chains)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(matches!(e, symstride::Error::Overflow { .. }), "{e}");
+    // Admitted by the guards (no re-trace): the run's evaluation refused it.
+    assert_eq!((d.stats().hits, d.stats().retraces), (1, 0));
+    assert!(e.to_string().contains("the Python number `n**40` at this binding"), "{e}");
+    let e = concrete(&p, &Bindings::from_pairs([("n", 3)])).unwrap_err();
+    assert!(matches!(e, symstride::Error::Overflow { .. }), "{e}");
+}

@@ -386,10 +386,12 @@ fn op_case<E: Engine>(e: &mut E, case: &OpCase) -> Result<Expect> {
         .args
         .iter()
         .map(|s| match s {
-            op::Slot::Given(k) => given[*k].clone(),
-            op::Slot::Number(v) => Arg::Scalar(*v),
+            op::Slot::Given(k) => Ok(given[*k].clone()),
+            op::Slot::Number(v) => Ok(Arg::Scalar(*v)),
+            // Op lines give numbers only (`kwarg_from_json` makes no `Kwarg::Int`).
+            op::Slot::Keyword(k) => Err(Error::invalid(format!("{}: `{k}` is no number", case.op))),
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let dest = match (&case.out, case.inplace) {
         (Some(_), true) => return Err(Error::invalid("both `out` and `inplace`")),
         (Some(t), false) => Dest::Out(lift(e, "out", t)?),

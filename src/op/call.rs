@@ -100,6 +100,71 @@ fn type_operand<I>(a: &Arg<I>, dtype: DType) -> TypeOperand {
     }
 }
 
+/// The Python numbers of a call by argument position, as the checks read them: whether a
+/// number is given and its kind (its wrapped dtype) are free to ask; reading its value
+/// ([`Numbers::value`]) is recorded. A program may pass a size as a Python number
+/// (`div(x, d)`, `clamp(x, max=n-1)`: PyTorch's SymInt as a Scalar); its trace plans the
+/// call at the size's hint and guards the numbers whose value a check read
+/// ([`plan_op_reads`]), as PyTorch's `guard_int` specializes a SymInt whose value a meta
+/// function reads. Where no check reads the value (the layout and the dtypes never do), the
+/// number stays symbolic.
+#[derive(Debug)]
+pub struct Numbers {
+    values: Vec<Option<Scalar>>,
+    read: std::cell::Cell<u64>,
+}
+
+impl Numbers {
+    /// The numbers of `args` (`None` for a tensor).
+    pub fn of<I>(args: &[Arg<I>]) -> Numbers {
+        Numbers::new(
+            args.iter()
+                .map(|a| match a {
+                    Arg::Scalar(s) => Some(*s),
+                    Arg::Tensor(_) => None,
+                })
+                .collect(),
+        )
+    }
+    /// Numbers by position (`None` where the argument is a tensor).
+    pub fn new(values: Vec<Option<Scalar>>) -> Numbers {
+        Numbers {
+            values,
+            read: std::cell::Cell::new(0),
+        }
+    }
+    /// Whether argument `k` is a Python number.
+    pub fn given(&self, k: usize) -> bool {
+        matches!(self.values.get(k), Some(Some(_)))
+    }
+    /// The dtype argument `k` is wrapped as, if it is a number ([`scalar_dtype`]).
+    pub fn kind(&self, k: usize) -> Option<DType> {
+        self.values.get(k).copied().flatten().map(scalar_dtype)
+    }
+    /// The value of argument `k`, if it is a number; recorded as read.
+    pub fn value(&self, k: usize) -> Option<Scalar> {
+        let v = self.values.get(k).copied().flatten();
+        if v.is_some() {
+            self.read.set(self.read.get() | 1u64 << k.min(63));
+        }
+        v
+    }
+    /// The positions whose value was read.
+    pub fn read(&self) -> Vec<usize> {
+        (0..self.values.len().min(64))
+            .filter(|k| self.read.get() & (1u64 << k) != 0)
+            .collect()
+    }
+    /// [`check_scalar_fits`] for argument `k` (if it is a number), reading its value only
+    /// where the value decides.
+    fn check_fits(&self, k: usize, dtype: DType) -> Result<()> {
+        match self.kind(k) {
+            Some(kind) => check_fits(kind, dtype, || self.value(k).unwrap_or(Scalar::Int(0))),
+            None => Ok(()),
+        }
+    }
+}
+
 /// A Python number converted to a tensor's dtype with PyTorch's `checked_convert` (where
 /// `where`, `masked_fill` and the scalar parameters convert theirs): an integer must fit the
 /// target's range (unsigned types also take negatives down to `-max`), a float converted to
@@ -108,20 +173,29 @@ fn type_operand<I>(a: &Arg<I>, dtype: DType) -> TypeOperand {
 /// integer scalar into the computation dtype (`uint8 + 1000` adds 232, `uint8 < 1048576`
 /// compares with 0), which the kernels and the reference do when they narrow it.
 pub fn check_scalar_fits(s: Scalar, dtype: DType) -> Result<()> {
-    let fits = match (s, dtype) {
-        (Scalar::Bool(_), _) | (_, DType::Bool) | (_, DType::F64) => true,
-        (Scalar::Int(v), DType::U8) => (-255..=255).contains(&v),
-        (Scalar::Int(v), DType::I32) => i32::try_from(v).is_ok(),
-        (Scalar::Int(_), _) => true,
-        (Scalar::Float(f), DType::F32) => !f.is_finite() || f.abs() <= f32::MAX as f64,
-        (Scalar::Float(f), d) => {
-            let (lo, hi) = match d {
-                DType::U8 => (0.0, 255.0),
-                DType::I32 => (i32::MIN as f64, i32::MAX as f64),
-                _ => (i64::MIN as f64, i64::MAX as f64),
-            };
-            f.is_finite() && f >= lo && f <= hi
-        }
+    check_fits(scalar_dtype(s), dtype, || s)
+}
+
+/// [`check_scalar_fits`] of a number of wrapped dtype `kind`, asking `value` only where the
+/// value decides (an integer into `uint8` or `int32`, a float into an integer or `float32`).
+fn check_fits(kind: DType, dtype: DType, value: impl FnOnce() -> Scalar) -> Result<()> {
+    let fits = match (kind, dtype) {
+        (DType::Bool, _) | (_, DType::Bool) | (_, DType::F64) => true,
+        (DType::I64, DType::U8) => matches!(value(), Scalar::Int(v) if (-255..=255).contains(&v)),
+        (DType::I64, DType::I32) => matches!(value(), Scalar::Int(v) if i32::try_from(v).is_ok()),
+        (DType::I64, _) => true,
+        (_, d) => match value() {
+            Scalar::Float(f) if d == DType::F32 => !f.is_finite() || f.abs() <= f32::MAX as f64,
+            Scalar::Float(f) => {
+                let (lo, hi) = match d {
+                    DType::U8 => (0.0, 255.0),
+                    DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+                    _ => (i64::MIN as f64, i64::MAX as f64),
+                };
+                f.is_finite() && f >= lo && f <= hi
+            }
+            _ => true,
+        },
     };
     if fits {
         return Ok(());
@@ -202,9 +276,11 @@ fn detached_args<I>(op: Op, args: &[Arg<I>]) -> Vec<usize> {
 /// already have it; `clamp`'s integral result must represent its bounds; parameters must
 /// convert to it; tensor inputs are read converted to it; the numbers become 0-dim tensors
 /// of it.
+#[allow(clippy::too_many_arguments)]
 fn scalar_unary_types<I: Int>(
     op: Op,
     args: &[Arg<I>],
+    numbers: &Numbers,
     dtypes: &[DType],
     dest: &Dest<I>,
     detached: &[usize],
@@ -233,15 +309,16 @@ fn scalar_unary_types<I: Int>(
         });
     }
     for &k in detached {
-        let Arg::Scalar(s) = &args[k] else { continue };
-        if def.promotion == Promotion::ClampScalar && !r.is_floating() {
-            let (lo, hi) = match r {
-                DType::U8 => (0, 255),
-                DType::I32 => (i32::MIN as i64, i32::MAX as i64),
-                _ => (i64::MIN, i64::MAX),
-            };
-            if let Scalar::Int(v) = s {
-                if *v < lo || *v > hi {
+        let Some(kind) = numbers.kind(k) else { continue };
+        // An integral result must represent an integer bound (int64 represents every one).
+        let range = match r {
+            DType::U8 => Some((0, 255)),
+            DType::I32 => Some((i32::MIN as i64, i32::MAX as i64)),
+            _ => None,
+        };
+        if let (Promotion::ClampScalar, DType::I64, Some((lo, hi))) = (def.promotion, kind, range) {
+            if let Some(Scalar::Int(v)) = numbers.value(k) {
+                if v < lo || v > hi {
                     let side = if op == Op::ClampMax || k == 2 { "max" } else { "min" };
                     return Err(Error::argument(format!(
                         "Clamp {side} value {v} is outside the representable range of {}",
@@ -251,7 +328,7 @@ fn scalar_unary_types<I: Int>(
             }
         }
         if def.is_param(k) {
-            check_scalar_fits(*s, r)?;
+            numbers.check_fits(k, r)?;
         }
         inputs[k] = TensorSpec::typed(Vec::new(), Vec::new(), r);
         converted[k] = Some(r);
@@ -328,6 +405,29 @@ fn masked_fill_output<I: Int>(
 /// [module docs](super)): the checks before the build, the build (overlap, broadcast, output
 /// shape, dtypes, layout), the kernel's dtype support.
 pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan<I>> {
+    plan_op_reads(op, args, dest).0
+}
+
+/// [`plan_op`], also returning the positions of the Python numbers whose value (not only
+/// their kind) a check read, whether the plan succeeded or not ([`Numbers`]): only these
+/// can change the call's outcome. `div(x, 3)`'s plan reads no value; `pow(int_tensor, e)`
+/// reads `e` (negative integer powers are refused), `clamp` of an `int32` tensor its bounds.
+pub fn plan_op_reads<I: Int>(
+    op: Op,
+    args: &[Arg<I>],
+    dest: &Dest<I>,
+) -> (Result<OpPlan<I>>, Vec<usize>) {
+    let numbers = Numbers::of(args);
+    let plan = plan_with(op, args, dest, &numbers);
+    (plan, numbers.read())
+}
+
+fn plan_with<I: Int>(
+    op: Op,
+    args: &[Arg<I>],
+    dest: &Dest<I>,
+    numbers: &Numbers,
+) -> Result<OpPlan<I>> {
     let def = op.def();
     if args.len() != def.arity {
         return Err(Error::invalid(format!(
@@ -355,14 +455,7 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
         .enumerate()
         .map(|(k, a)| arg_dtype(a, k))
         .collect::<Result<Vec<_>>>()?;
-    let numbers: Vec<Option<Scalar>> = args
-        .iter()
-        .map(|a| match a {
-            Arg::Scalar(s) => Some(*s),
-            Arg::Tensor(_) => None,
-        })
-        .collect();
-    (def.check)(&dtypes, &numbers)?;
+    (def.check)(&dtypes, numbers)?;
     let new_output = match (op, dest) {
         (Op::MaskedFill, _) => masked_fill_output(args, &dtypes, dest)?,
         (_, Dest::New) => allocated_output(op, args, &dtypes)?,
@@ -400,7 +493,16 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
     // fast setup), the kernel's plan reads them as 0-dim tensors of the result type.
     let detached = detached_args(op, args);
     if !detached.is_empty() {
-        scalar_unary_types(op, args, &dtypes, dest, &detached, &mut inputs, &mut converted)?;
+        scalar_unary_types(
+            op,
+            args,
+            numbers,
+            &dtypes,
+            dest,
+            &detached,
+            &mut inputs,
+            &mut converted,
+        )?;
         if def.promotion != Promotion::MaskedFill {
             tc = TypeConfig::default();
         }
@@ -424,8 +526,8 @@ pub fn plan_op<I: Int>(op: Op, args: &[Arg<I>], dest: &Dest<I>) -> Result<OpPlan
         }
         for k in 1..3 {
             match &args[k] {
-                Arg::Scalar(s) => {
-                    check_scalar_fits(*s, rt)?;
+                Arg::Scalar(_) => {
+                    numbers.check_fits(k, rt)?;
                     inputs[k] = TensorSpec::typed(Vec::new(), Vec::new(), rt);
                     converted[k] = Some(rt);
                 }

@@ -37,10 +37,15 @@ mod named;
 mod reference;
 mod registry;
 
-pub use call::{check_scalar_fits, plan_op, scalar_dtype, Arg, Dest, OpPlan};
+pub use call::{
+    check_scalar_fits, plan_op, plan_op_reads, scalar_dtype, Arg, Dest, Numbers, OpPlan,
+};
 pub use exec::{call, run_kernel_f32, AnyElement, AnyTensor, Input, Output};
 pub(crate) use exec::{call_into, call_planned, each, with_dtype, with_float};
 pub use reference::narrow;
 pub(crate) use registry::elementwise_ops;
-pub use named::{is_elementwise, keywords, kwarg_from_json, resolve, scalar_from_json, Kwarg, Resolved, Slot};
+pub use named::{
+    is_elementwise, keywords, kwarg_from_json, resolve, scalar_from_json, Kwarg, Resolved, Slot,
+    NAME_KEYWORDS,
+};
 pub use registry::{Kernels, Op, OpDef, Param, Promotion, TABLE};

@@ -21,6 +21,9 @@ pub enum Kwarg<'a> {
     Null,
     /// A string (`approximate="tanh"`).
     Name(&'a str),
+    /// An integer expression over a program's symbols (`clamp(x, max="n-1")`: a size passed
+    /// as a Python number). The caller resolves it: its argument is [`Slot::Keyword`].
+    Int(&'a str),
 }
 
 /// One argument of a resolved call.
@@ -30,6 +33,8 @@ pub enum Slot {
     Given(usize),
     /// A number a keyword supplied (or its default).
     Number(Scalar),
+    /// The number of this keyword, given as [`Kwarg::Int`] (the caller resolves it).
+    Keyword(&'static str),
 }
 
 /// A call resolved to a registry row: the op and its arguments in the row's order.
@@ -82,6 +87,10 @@ pub fn keywords(name: &str) -> Vec<&'static str> {
     }
 }
 
+/// The keywords of elementwise calls whose strings are names (`approximate="tanh"`); a string
+/// given to any other keyword is an integer expression ([`Kwarg::Int`]) in a program step.
+pub const NAME_KEYWORDS: &[&str] = &["approximate"];
+
 /// Whether `name` is an elementwise call this module resolves.
 pub fn is_elementwise(name: &str) -> bool {
     matches!(name, "clamp" | "gelu" | "square") || Op::parse(name).is_ok()
@@ -95,10 +104,11 @@ pub fn resolve<'a>(
     n_given: usize,
     kwarg: &dyn Fn(&str) -> Option<Kwarg<'a>>,
 ) -> Result<Option<Resolved>> {
-    let number = |key: &str| -> Result<Option<Scalar>> {
+    let number = |key: &'static str| -> Result<Option<Slot>> {
         match kwarg(key) {
             None | Some(Kwarg::Null) => Ok(None),
-            Some(Kwarg::Number(s)) => Ok(Some(s)),
+            Some(Kwarg::Number(s)) => Ok(Some(Slot::Number(s))),
+            Some(Kwarg::Int(_)) => Ok(Some(Slot::Keyword(key))),
             Some(Kwarg::Name(n)) => Err(Error::parse(
                 name.to_string(),
                 format!("`{key}` must be a number, got \"{n}\""),
@@ -106,9 +116,9 @@ pub fn resolve<'a>(
         }
     };
     let given: Vec<Slot> = (0..n_given).map(Slot::Given).collect();
-    let with = |op: Op, extra: &[Scalar]| {
+    let with = |op: Op, extra: &[Slot]| {
         let mut args = given.clone();
-        args.extend(extra.iter().map(|&s| Slot::Number(s)));
+        args.extend_from_slice(extra);
         Some(Resolved { op, args })
     };
     Ok(match name {
@@ -131,7 +141,7 @@ pub fn resolve<'a>(
                 ))
             }
         },
-        "square" => with(Op::Pow, &[Scalar::Int(2)]),
+        "square" => with(Op::Pow, &[Slot::Number(Scalar::Int(2))]),
         _ => {
             let Ok(op) = Op::parse(name) else {
                 return Ok(None);
@@ -144,7 +154,7 @@ pub fn resolve<'a>(
                 }
                 let v = match (number(p.name)?, p.default) {
                     (Some(v), _) => v,
-                    (None, Some(d)) => Scalar::Float(d),
+                    (None, Some(d)) => Slot::Number(Scalar::Float(d)),
                     (None, None) => {
                         return Err(Error::parse(
                             name.to_string(),
@@ -192,6 +202,12 @@ mod tests {
         let err = resolve("gelu", 1, &kw(&[("approximate", Kwarg::Name("erf"))])).unwrap_err();
         assert_eq!(err.category(), "error");
         assert!(resolve("masked_fill", 2, &kw(&[])).is_err(), "value has no default");
+        // A keyword given as an expression chooses the row as a number would; its argument
+        // is left to the caller.
+        let sym = one("clamp", &[("min", n(0.0)), ("max", Kwarg::Int("n-1"))]);
+        assert_eq!(sym.op, Op::ClampScalar);
+        assert_eq!(sym.args[2], Slot::Keyword("max"));
+        assert_eq!(one("clamp", &[("max", Kwarg::Int("n"))]).op, Op::ClampMax);
         assert_eq!(keywords("hardtanh"), ["min_val", "max_val"]);
     }
 

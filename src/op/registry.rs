@@ -1,5 +1,6 @@
 //! The op registry: one [`OpDef`] per elementwise op, read by every layer.
 
+use super::call::Numbers;
 use super::reference;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -103,7 +104,7 @@ pub struct OpDef {
     pub params: &'static [Param],
     /// Checks PyTorch makes on the input dtypes (and the Python numbers given, by position)
     /// before the build (`neg` of bool, `hardtanh`'s bounds, ...).
-    pub check: fn(&[DType], &[Option<Scalar>]) -> Result<()>,
+    pub check: fn(&[DType], &Numbers) -> Result<()>,
     /// The naive reference: one element, inputs already converted to the computation
     /// dtype, result in the computation dtype (bool for comparisons and logical ops).
     pub reference: fn(&[Scalar]) -> Scalar,
@@ -134,7 +135,7 @@ impl OpDef {
     }
 }
 
-fn no_check(_: &[DType], _: &[Option<Scalar>]) -> Result<()> {
+fn no_check(_: &[DType], _: &Numbers) -> Result<()> {
     Ok(())
 }
 
@@ -144,14 +145,14 @@ fn dtype_error(message: impl Into<String>) -> Error {
     }
 }
 
-fn check_neg(d: &[DType], _: &[Option<Scalar>]) -> Result<()> {
+fn check_neg(d: &[DType], _: &Numbers) -> Result<()> {
     if d[0] == DType::Bool {
         return Err(dtype_error("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
     }
     Ok(())
 }
 
-fn check_sub(d: &[DType], _: &[Option<Scalar>]) -> Result<()> {
+fn check_sub(d: &[DType], _: &Numbers) -> Result<()> {
     let (a, b) = (d[0] == DType::Bool, d[1] == DType::Bool);
     if a && b {
         return Err(dtype_error("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."));
@@ -162,7 +163,7 @@ fn check_sub(d: &[DType], _: &[Option<Scalar>]) -> Result<()> {
     Ok(())
 }
 
-fn check_relu(d: &[DType], _: &[Option<Scalar>]) -> Result<()> {
+fn check_relu(d: &[DType], _: &Numbers) -> Result<()> {
     if d[0] == DType::Bool {
         return Err(dtype_error("Boolean inputs not supported for relu"));
     }
@@ -177,11 +178,14 @@ fn number(s: Option<Scalar>) -> Option<f64> {
     }
 }
 
-fn check_hardtanh(d: &[DType], s: &[Option<Scalar>]) -> Result<()> {
+fn check_hardtanh(d: &[DType], s: &Numbers) -> Result<()> {
     if d[0] == DType::Bool {
         return Err(dtype_error("Bool inputs not supported for hardtanh"));
     }
-    if let (Some(lo), Some(hi)) = (number(s[1]), number(s[2])) {
+    if !(s.given(1) && s.given(2)) {
+        return Ok(());
+    }
+    if let (Some(lo), Some(hi)) = (number(s.value(1)), number(s.value(2))) {
         if lo > hi {
             return Err(Error::argument("min_val cannot be greater than max_val"));
         }
@@ -190,9 +194,12 @@ fn check_hardtanh(d: &[DType], s: &[Option<Scalar>]) -> Result<()> {
 }
 
 /// An integral base to a negative Python-integer power (`pow(int_tensor, -2)`).
-fn check_pow(d: &[DType], s: &[Option<Scalar>]) -> Result<()> {
-    if let (false, Some(Scalar::Int(e))) = (d[0].is_floating(), s[1]) {
-        if e < 0 && s[0].is_none() {
+fn check_pow(d: &[DType], s: &Numbers) -> Result<()> {
+    if d[0].is_floating() || s.given(0) || s.kind(1) != Some(DType::I64) {
+        return Ok(());
+    }
+    if let Some(Scalar::Int(e)) = s.value(1) {
+        if e < 0 {
             return Err(Error::argument(
                 "Integers to negative integer powers are not allowed.",
             ));

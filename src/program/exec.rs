@@ -236,16 +236,23 @@ fn broadcast_index(x: &[i64], out: &[i64]) -> Vec<i64> {
         .collect()
 }
 
-fn op_step(ex: &mut Executed, p: &Program, k: usize, op: Op) -> Result<()> {
+fn op_step(ex: &mut Executed, p: &Program, k: usize, op: Op, b: &Bindings) -> Result<()> {
     let st = &p.steps[k];
     let me = p.inputs.len() + k;
+    // Python numbers at `b` (a size passed as a number is its value here).
+    let numbers: Vec<Option<Scalar>> = st
+        .args
+        .iter()
+        .map(|a| a.number_at(b).transpose())
+        .collect::<Result<_>>()?;
     let args: Vec<Arg<i64>> = st
         .args
         .iter()
-        .map(|a| match a {
-            StepArg::Value(i) => Ok(Arg::Tensor(ex.layouts[*i].spec(*i))),
-            StepArg::Number(s) => Ok(Arg::Scalar(*s)),
-            other => Err(Error::invalid(format!("bad op argument {other:?}"))),
+        .zip(&numbers)
+        .map(|(a, n)| match (a, n) {
+            (StepArg::Value(i), _) => Ok(Arg::Tensor(ex.layouts[*i].spec(*i))),
+            (_, Some(s)) => Ok(Arg::Scalar(*s)),
+            (other, None) => Err(Error::invalid(format!("bad op argument {other:?}"))),
         })
         .collect::<Result<_>>()?;
     let plan = op::plan_op(op, &args, &Dest::New)?;
@@ -260,15 +267,15 @@ fn op_step(ex: &mut Executed, p: &Program, k: usize, op: Op) -> Result<()> {
     let mut rows: Vec<Scalar> = Vec::with_capacity(n as usize);
     for_each_index(&sizes, |idx| {
         operands.clear();
-        for (j, a) in st.args.iter().enumerate() {
+        for (j, (a, n)) in st.args.iter().zip(&numbers).enumerate() {
             // `where`'s condition is read as bool; everything else in the computation dtype.
             let dtype = op.def().input_dtype(j, plan.compute_dtype);
-            let s = match a {
-                StepArg::Value(i) => {
+            let s = match (a, n) {
+                (StepArg::Value(i), _) => {
                     let x = &ex_ref.layouts[*i];
                     ex_ref.read(*i, &broadcast_index(&x.sizes, idx))?
                 }
-                StepArg::Number(s) => *s,
+                (_, Some(s)) => *s,
                 _ => unreachable!("checked above"),
             };
             operands.push(narrow(s, dtype));
@@ -465,7 +472,7 @@ pub fn execute_within(p: &Program, b: &Bindings, limit: u64) -> Result<Executed>
             continue; // a view: nothing to compute
         }
         let r = match p.steps[k].op {
-            StepOp::Op(op) => op_step(&mut ex, p, k, op),
+            StepOp::Op(op) => op_step(&mut ex, p, k, op, b),
             StepOp::Reduce(_) => reduce_step(&mut ex, p, k),
             StepOp::Structured(_) => structured_step(&mut ex, p, k, b),
             _ => copy_step(&mut ex, p, k),

@@ -48,6 +48,7 @@ use super::rows::{plan_rows, RowSegment, ROW_MAX, ROW_MIN};
 use super::spec::{Program, StepArg, StepOp};
 use super::trace::Value;
 use crate::op::Op;
+use crate::sym::Bindings;
 use crate::reduce::ReductionOp;
 use crate::tensor::Scalar;
 use crate::{DType, Error, Result};
@@ -233,7 +234,7 @@ pub(super) fn fusable<I>(p: &Program, values: &[Value<I>], k: usize) -> bool {
         && matches!(v.dtype, DType::F32 | DType::F64)
         && st.args.iter().all(|a| match a {
             StepArg::Value(i) => values[*i].dtype == v.dtype,
-            StepArg::Number(Scalar::Float(_) | Scalar::Int(_)) => true,
+            StepArg::Number(Scalar::Float(_) | Scalar::Int(_)) | StepArg::SymNumber(_) => true,
             _ => false,
         })
 }
@@ -461,8 +462,9 @@ pub(crate) struct Compiled {
     pub(crate) leaves: Vec<usize>,
 }
 
-/// Resolves the operands of a chain's members.
-pub(crate) fn compile(p: &Program, chain: &FusedChain) -> Result<Compiled> {
+/// Resolves the operands of a chain's members; a size passed as a Python number becomes
+/// its value at `binding` (the run's).
+pub(crate) fn compile(p: &Program, chain: &FusedChain, binding: &Bindings) -> Result<Compiled> {
     let n_in = p.inputs.len();
     let mut leaves: Vec<usize> = Vec::new();
     let mut code = Vec::new();
@@ -485,7 +487,10 @@ pub(crate) fn compile(p: &Program, chain: &FusedChain) -> Result<Compiled> {
                         }
                     }),
                 }),
-                StepArg::Number(s) => Ok(Src::Imm(*s)),
+                StepArg::Number(_) | StepArg::SymNumber(_) => match a.number_at(binding) {
+                    Some(s) => s.map(Src::Imm),
+                    None => Err(Error::invalid("internal: a number without a value")),
+                },
                 other => Err(Error::invalid(format!("fused argument {other:?}"))),
             })
             .collect::<Result<Vec<_>>>()?;

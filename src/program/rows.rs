@@ -45,6 +45,7 @@ use super::spec::{Program, StepArg, StepOp};
 use super::trace::Value;
 use crate::kernel::{fold_run, store_fence, stream_output, Cascade, ExecConfig, Simd, LEAF};
 use crate::op::{AnyElement, AnyTensor, Op};
+use crate::sym::Bindings;
 use crate::reduce::{Amax, Amin, Dims, Mean, Prod, ReduceElement, Reducer, ReductionOp, Sum};
 use crate::tensor::{FloatElement, Scalar, Tensor};
 use crate::{DType, Error, Result};
@@ -230,11 +231,13 @@ pub(crate) struct RowCode {
     pub(crate) sizes: Vec<i64>,
 }
 
-/// Resolves a segment's operands at concrete layouts.
+/// Resolves a segment's operands at concrete layouts. A size passed as a Python number
+/// becomes its value at `binding` (the run's).
 pub(crate) fn compile_rows(
     p: &Program,
     values: &[Value<i64>],
     seg: &RowSegment,
+    binding: &Bindings,
 ) -> Result<RowCode> {
     let bad = |m: &str| Error::invalid(format!("internal: row segment: {m}"));
     let n_in = p.inputs.len();
@@ -253,7 +256,10 @@ pub(crate) fn compile_rows(
                     leaves.len() - 1
                 }
             }),
-            StepArg::Number(s) => RSrc::Imm(*s),
+            StepArg::Number(_) | StepArg::SymNumber(_) => match a.number_at(binding) {
+                Some(s) => RSrc::Imm(s?),
+                None => return Err(bad("a number without a value")),
+            },
             other => return Err(bad(&format!("argument {other:?}"))),
         })
     };

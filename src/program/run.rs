@@ -41,6 +41,7 @@ use super::rows::{compile_rows, run_rows};
 use super::spec::{Program, StepArg, StepOp};
 use super::stepplan::StepPlan;
 use super::trace::{in_step, Value};
+use crate::sym::Bindings;
 use crate::kernel::ExecConfig;
 use crate::op::{self, each, with_dtype, AnyElement, AnyTensor, Input, Output};
 use crate::reduce::{
@@ -377,13 +378,16 @@ pub(super) fn run_inner(
             )));
         }
     }
+    // Sizes passed as Python numbers take their values at this run's binding, before any
+    // step, chain or row segment runs (each reads them as constants).
+    let binding = p.number_binding(values);
     let empty = FusionPlan::default();
     let fusion = fusion.unwrap_or(&empty);
     let chain_of = fusion.chain_of(p.steps.len());
     let compiled = fusion
         .chains
         .iter()
-        .map(|c| compile(p, c))
+        .map(|c| compile(p, c, &binding))
         .collect::<Result<Vec<_>>>()?;
     // Row segments this run takes (rows short enough), and per step its segment.
     let mut segment_of: Vec<Option<usize>> = vec![None; p.steps.len()];
@@ -393,7 +397,7 @@ pub(super) fn run_inner(
             row_code.push(None);
             continue;
         }
-        row_code.push(Some(compile_rows(p, values, seg)?));
+        row_code.push(Some(compile_rows(p, values, seg, &binding)?));
         for &k in &seg.steps {
             if let Some(slot) = segment_of.get_mut(k) {
                 *slot = Some(s);
@@ -509,6 +513,7 @@ pub(super) fn run_inner(
                 p,
                 k,
                 values,
+                &binding,
                 plans.and_then(|ps| ps[k].as_ref()),
                 &tensors,
                 &base_offset,
@@ -602,6 +607,7 @@ fn run_step(
     p: &Program,
     k: usize,
     values: &[Value<i64>],
+    binding: &Bindings,
     plan: Option<&StepPlan<i64>>,
     tensors: &[Option<AnyTensor>],
     base_offset: &[i64],
@@ -639,10 +645,10 @@ fn run_step(
             let ins = st
                 .args
                 .iter()
-                .map(|a| match a {
-                    StepArg::Value(i) => Ok(Input::Tensor(tensor(*i)?.clone())),
-                    StepArg::Number(s) => Ok(Input::Scalar(*s)),
-                    other => Err(Error::invalid(format!("bad op argument {other:?}"))),
+                .map(|a| match (a, a.number_at(binding)) {
+                    (StepArg::Value(i), _) => Ok(Input::Tensor(tensor(*i)?.clone())),
+                    (_, Some(s)) => Ok(Input::Scalar(s?)),
+                    (other, None) => Err(Error::invalid(format!("bad op argument {other:?}"))),
                 })
                 .collect::<Result<Vec<_>>>()?;
             if let Some(plan) = plan {

@@ -75,6 +75,10 @@ pub enum StepArg {
     Null,
     /// A Python number of an op.
     Number(Scalar),
+    /// A Python integer given as an integer expression over the symbols (`div(x, "d")`,
+    /// `clamp(x, max="n-1")`): PyTorch's SymInt passed as a Scalar, a wrapped-number int in
+    /// type promotion. Its value is the expression at each binding ([`StepArg::number_at`]).
+    SymNumber(Expr),
     /// A list of values (a structured op's tensor list).
     Values(Vec<usize>),
 }
@@ -120,6 +124,24 @@ pub struct Step {
     /// For one result of a multi-result step (`let` an array): `(k, n)`, result `k` of the
     /// `n` the program names. Each result is a step of its own defining one value.
     pub part: Option<(usize, usize)>,
+}
+
+impl StepArg {
+    /// The Python number this argument stands for at binding `b`: a constant, or a
+    /// [`StepArg::SymNumber`] evaluated exactly (an overflow or an unbound symbol is an
+    /// error naming the expression, never a wrapped value); `None` for a non-number.
+    pub fn number_at(&self, b: &Bindings) -> Option<Result<Scalar>> {
+        match self {
+            StepArg::Number(s) => Some(Ok(*s)),
+            StepArg::SymNumber(e) => Some(e.eval(b).map(Scalar::Int).map_err(|err| match err {
+                Error::Overflow { .. } => {
+                    Error::overflow(format!("the Python number `{e}` at this binding"))
+                }
+                other => other,
+            })),
+            _ => None,
+        }
+    }
 }
 
 impl Step {
@@ -183,20 +205,25 @@ fn memory_format(v: &Value, at: &str) -> Result<MemoryFormat> {
 
 /// Parses an integer expression and checks its symbols are known.
 fn int_expr(v: &Value, symbols: &[String], at: &str) -> Result<Expr> {
+    parse_int_expr(v, symbols).map_err(|m| err(format!("{at}: {m}")))
+}
+
+/// [`int_expr`] with the reason as the error.
+fn parse_int_expr(v: &Value, symbols: &[String]) -> std::result::Result<Expr, String> {
     let e = match v {
         Value::Number(n) => Expr::constant(
             n.as_i64()
-                .ok_or_else(|| err(format!("{at}: `{n}` is not an integer")))?,
+                .ok_or_else(|| format!("`{n}` is not an integer"))?,
         ),
-        Value::String(s) => Expr::parse(s).map_err(|e| err(format!("{at}: {e}")))?,
-        other => return Err(err(format!("{at}: expected an integer, got {other}"))),
+        Value::String(s) => Expr::parse(s).map_err(|e| e.to_string())?,
+        other => return Err(format!("expected an integer, got {other}")),
     };
     for s in e.symbols() {
         if !symbols.iter().any(|k| k == s.as_str()) {
-            return Err(err(format!(
-                "{at}: symbol `{s}` is no input's size (symbols: {})",
+            return Err(format!(
+                "symbol `{s}` is no input's size (symbols: {})",
                 symbols.join(", ")
-            )));
+            ));
         }
     }
     Ok(e)
@@ -399,6 +426,25 @@ impl Program {
         Program::from_value(&v)
     }
 
+    /// Whether a step passes a size as a Python number ([`StepArg::SymNumber`]): a run then
+    /// evaluates it at its binding ([`Program::number_binding`]).
+    pub fn has_sym_numbers(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|st| st.args.iter().any(|a| matches!(a, StepArg::SymNumber(_))))
+    }
+
+    /// The binding a run over the concrete layouts `values` (inputs first) evaluates its
+    /// Python numbers at: the inputs' sizes where a step passes a size as a number
+    /// ([`Program::has_sym_numbers`]), else empty (every number is a constant).
+    pub fn number_binding(&self, values: &[super::Value<i64>]) -> Bindings {
+        if self.has_sym_numbers() {
+            self.bindings_of_layouts(values)
+        } else {
+            Bindings::new()
+        }
+    }
+
     /// The bindings the inputs' layouts give (every symbol is some input's size).
     pub fn bindings_of_layouts(&self, values: &[super::Value<i64>]) -> Bindings {
         let mut pairs = Vec::new();
@@ -468,6 +514,8 @@ fn static_dtypes(inputs: &[ProgramInput], steps: &[Step]) -> Result<()> {
                     .iter()
                     .map(|a| match a {
                         StepArg::Number(s) => Arg::Scalar(*s),
+                        // A dtype never depends on an integer's value.
+                        StepArg::SymNumber(_) => Arg::Scalar(Scalar::Int(0)),
                         a => Arg::Tensor(TensorSpec::typed(
                             Vec::new(),
                             Vec::new(),
@@ -690,13 +738,26 @@ fn parse_plain_step(
     // Elementwise calls by PyTorch name with keywords (`clamp(x, min=0)`, `gelu(x,
     // approximate="tanh")`, `leaky_relu(x, negative_slope=0.2)`) resolve to a registry row,
     // the keywords' numbers becoming trailing arguments.
+    // A keyword's string is an integer expression over the symbols (`max="n-1"`), except for
+    // the keywords whose strings are names (`approximate`); its argument is then that
+    // expression (`from_keyword`), never a value name.
     let resolved_raw: Vec<Value>;
+    let mut from_keyword: Vec<Option<&'static str>> = Vec::new();
     let (op, raw, keywords) = if crate::op::is_elementwise(op_name) && ViewOp::arity(op_name).is_none() {
         let keywords = crate::op::keywords(op_name);
         let kwargs = keywords
             .iter()
             .filter_map(|k| o.get(*k).map(|v| (*k, v)))
-            .map(|(k, v)| Ok((k, crate::op::kwarg_from_json(v).map_err(|e| err(format!("{label}: `{k}`: {e}")))?)))
+            .map(|(k, v)| {
+                let kw = match v {
+                    Value::String(s) if !crate::op::NAME_KEYWORDS.contains(&k) => {
+                        crate::op::Kwarg::Int(s)
+                    }
+                    v => crate::op::kwarg_from_json(v)
+                        .map_err(|e| err(format!("{label}: `{k}`: {e}")))?,
+                };
+                Ok((k, kw))
+            })
             .collect::<Result<Vec<_>>>()?;
         let kwarg = |k: &str| kwargs.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
         let r = crate::op::resolve(op_name, raw.len(), &kwarg)
@@ -708,6 +769,15 @@ fn parse_plain_step(
             .map(|s| match s {
                 crate::op::Slot::Given(k) => raw[*k].clone(),
                 crate::op::Slot::Number(v) => number_json(*v),
+                crate::op::Slot::Keyword(k) => o.get(*k).cloned().unwrap_or(Value::Null),
+            })
+            .collect();
+        from_keyword = r
+            .args
+            .iter()
+            .map(|s| match s {
+                crate::op::Slot::Keyword(k) => Some(*k),
+                _ => None,
             })
             .collect();
         (StepOp::Op(r.op), &resolved_raw, keywords)
@@ -787,6 +857,11 @@ fn parse_plain_step(
     for (j, a) in raw.iter().enumerate() {
         let arg = match &op {
             _ if j == 0 && !matches!(op, StepOp::Op(_)) => StepArg::Value(value(j, a)?),
+            // A keyword's expression (`clamp(x, max="n-1")`): never a value name.
+            StepOp::Op(_) if from_keyword.get(j).copied().flatten().is_some() => {
+                let k = from_keyword[j].unwrap_or_default();
+                StepArg::SymNumber(int_expr(a, symbols, &format!("{label}: `{k}`"))?)
+            }
             StepOp::Op(o) => match a {
                 Value::String(s) if lookup(s).is_some() => StepArg::Value(value(j, a)?),
                 Value::Number(_) | Value::Bool(_) | Value::Object(_) if o.def().takes_number(j) => {
@@ -797,15 +872,20 @@ fn parse_plain_step(
                 Value::Number(_) | Value::Bool(_) | Value::Object(_) => {
                     return Err(err(format!("{}: {o} takes no Python number here", at(j))))
                 }
-                Value::String(s)
-                    if o.def().takes_number(j)
-                        && int_expr(a, symbols, &at(j)).is_ok() =>
-                {
-                    return Err(err(format!(
-                        "{}: a Python number must be a constant, not the expression `{s}` \
-                         (a symbolic scalar is not traced)",
-                        at(j)
-                    )))
+                // Not a value in scope: an integer expression over the symbols, which PyTorch
+                // passes as a SymInt where a Python number goes (`div(x, d)`).
+                Value::String(s) if o.def().takes_number(j) => {
+                    match parse_int_expr(a, symbols) {
+                        Ok(e) => StepArg::SymNumber(e),
+                        Err(e) => {
+                            return Err(err(format!(
+                                "{}: `{s}` is no value in scope (values: {}) and no integer \
+                                 expression over the symbols ({e})",
+                                at(j),
+                                names.join(", ")
+                            )))
+                        }
+                    }
                 }
                 _ => StepArg::Value(value(j, a)?),
             },
@@ -1094,11 +1174,8 @@ mod tests {
             rejects(&with_step(step), what);
             rejects(&with_step(step), "must be an integer constant");
         }
-        rejects(
-            &with_step(r#"{"let": "z", "op": "mul", "args": ["y", "s-1"]}"#),
-            "argument 1: a Python number must be a constant, not the expression `s-1`",
-        );
         for step in [
+            r#"{"let": "z", "op": "mul", "args": ["y", "s-1"]}"#,
             r#"{"let": "z", "op": "transpose", "args": ["y", 0, 1]}"#,
             r#"{"let": "z", "op": "sum", "args": ["y", [0, -1]]}"#,
             r#"{"let": "z", "op": "select", "args": ["y", 0, "s-1"]}"#,
@@ -1111,6 +1188,46 @@ mod tests {
                 panic!("{step}: {e}");
             }
         }
+    }
+
+    /// A size passed as a Python number (PyTorch's SymInt as a Scalar), positionally or by
+    /// keyword, is a `SymNumber` over the symbols; a string that is neither a value nor such
+    /// an expression is refused naming both readings.
+    #[test]
+    fn sizes_as_python_numbers() {
+        let p = Program::from_json(&with_step(
+            r#"{"let": "z", "op": "div", "args": ["y", "s*b"]}, {"let": "w", "op": "clamp", "args": ["z"], "min": 0, "max": "s-1"}"#,
+        ))
+        .unwrap();
+        assert_eq!(p.steps[3].args[1], StepArg::SymNumber(Expr::parse("s*b").unwrap()));
+        assert_eq!(p.steps[4].op, StepOp::Op(Op::ClampScalar));
+        assert_eq!(p.steps[4].args[1], StepArg::Number(Scalar::Int(0)));
+        assert_eq!(p.steps[4].args[2], StepArg::SymNumber(Expr::parse("s-1").unwrap()));
+        assert!(p.has_sym_numbers());
+        let b = Bindings::from_pairs([("b", 3), ("s", 4)]);
+        assert_eq!(p.steps[3].args[1].number_at(&b).unwrap().unwrap(), Scalar::Int(12));
+        // The value is exact: an overflow is an error naming the number, never a wrap.
+        let big = Bindings::from_pairs([("b", i64::MAX), ("s", 2)]);
+        let e = p.steps[3].args[1].number_at(&big).unwrap().unwrap_err();
+        assert!(matches!(e, Error::Overflow { .. }), "{e}");
+        assert!(e.to_string().contains("the Python number `b*s`"), "{e}");
+        rejects(
+            &with_step(r#"{"let": "z", "op": "mul", "args": ["y", "k+1"]}"#),
+            "`k+1` is no value in scope (values: x, bias, q, qt, y) and no integer expression \
+             over the symbols (symbol `k` is no input's size",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "mul", "args": ["y", "s+"]}"#),
+            "no integer expression over the symbols",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "clamp", "args": ["y"], "max": "q"}"#),
+            "`max`: symbol `q` is no input's size",
+        );
+        rejects(
+            &with_step(r#"{"let": "z", "op": "relu", "args": ["s"]}"#),
+            "`s` is no value in scope",
+        );
     }
 
     #[test]

@@ -15,8 +15,9 @@ use crate::reduce::{reduction_meta, Dims};
 use crate::sym::{
     Bindings, BoolExpr, Expr, Guard, GuardSet, ShapeEnv, SymInt, Symbol, SymbolSpec,
 };
+use crate::tensor::Scalar;
 use crate::view::{SqueezeDims, View};
-use crate::{DType, Error, Int, Result};
+use crate::{Bool, DType, Error, Int, Result};
 
 /// One value of a program: a layout over a storage, and its dtype.
 #[derive(Clone, Debug, PartialEq)]
@@ -289,18 +290,43 @@ fn step<I: Int>(
             view_step(name, value(&st.args[0])?, &st.args[1..], lift, me).map(|v| (v, None))
         }
         StepOp::Op(op) => {
+            // A size passed as a Python number is planned at its value (the hint, in a
+            // symbolic trace): layouts and dtypes never depend on it; where a check reads it
+            // (`pow` of an integer tensor, `clamp` of an `int32` one), it is guarded equal to
+            // that value below, as PyTorch's `guard_int` specializes it.
+            let mut sym_numbers: Vec<(usize, &Expr, I, i64)> = Vec::new();
             let args = st
                 .args
                 .iter()
-                .map(|a| match a {
+                .enumerate()
+                .map(|(j, a)| match a {
                     StepArg::Value(i) => Ok(Arg::Tensor(vals[*i].spec(*i))),
                     StepArg::Number(s) => Ok(Arg::Scalar(*s)),
+                    StepArg::SymNumber(e) => {
+                        let v = lift(e)?;
+                        let h = v.hint().ok_or_else(|| {
+                            Error::invalid(format!("the Python number `{e}` has no value"))
+                        })?;
+                        sym_numbers.push((j, e, v, h));
+                        Ok(Arg::Scalar(Scalar::Int(h)))
+                    }
                     other => Err(Error::invalid(format!(
                         "expected a value or a number, got {other:?}"
                     ))),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let plan = op::plan_op(*op, &args, &Dest::New)?;
+            let (plan, read) = op::plan_op_reads(*op, &args, &Dest::New);
+            for (j, e, v, h) in sym_numbers {
+                if read.contains(&j) {
+                    v.sym_eq(&I::from_i64(h)).guard(|| {
+                        format!(
+                            "{op} reads the value of its Python number `{e}` (argument {j}): \
+                             specialized to {h}"
+                        )
+                    })?;
+                }
+            }
+            let plan = plan?;
             let v = Value::allocated(
                 plan.out_sizes().to_vec(),
                 plan.out_strides().to_vec(),
@@ -771,6 +797,56 @@ mod tests {
                 assert_eq!(t.instantiate(&b).unwrap(), concrete(&p, &b).unwrap());
             }
         }
+    }
+
+    /// A size passed as a Python number stays symbolic where no check reads its value
+    /// (`div` of a float tensor, `clamp` of an `int64` one); where one does (`pow` of an
+    /// integer tensor refuses negative powers, `clamp` of an `int32` tensor checks its bound's
+    /// range), the trace guards it equal to its value, so no binding of another outcome is
+    /// admitted. Every admitted binding's layouts are a fresh concrete run's.
+    #[test]
+    fn sizes_as_python_numbers_are_guarded_where_a_check_reads_them() {
+        let prog = |dtype: &str, step: &str| {
+            Program::from_json(&format!(
+                r#"{{"inputs": [{{"name": "x", "sizes": ["n", 3], "layout": "contiguous", "dtype": "{dtype}"}}],
+                    "hints": {{"n": 5}},
+                    "steps": [{step}], "outputs": ["y"]}}"#
+            ))
+            .unwrap()
+        };
+        let specialized = |t: &ProgramTrace| {
+            t.guards.guards.iter().any(|g| g.reason.contains("reads the value of its Python number"))
+        };
+        for (dtype, step, guarded) in [
+            ("float32", r#"{"let": "y", "op": "div", "args": ["x", "n"]}"#, false),
+            ("int64", r#"{"let": "y", "op": "div", "args": ["x", "n-1"]}"#, false),
+            ("int64", r#"{"let": "y", "op": "clamp", "args": ["x"], "min": 0, "max": "n-1"}"#, false),
+            ("int32", r#"{"let": "y", "op": "clamp", "args": ["x"], "max": "n-1"}"#, true),
+            ("int64", r#"{"let": "y", "op": "pow", "args": ["x", "n-7"]}"#, true),
+            ("float32", r#"{"let": "y", "op": "pow", "args": ["x", "n-7"]}"#, false),
+        ] {
+            let p = prog(dtype, step);
+            let t = trace(&p, &p.hint_bindings()).unwrap();
+            assert_eq!(specialized(&t), guarded, "{dtype} {step}: {:?}", t.guards);
+            for n in 0..12 {
+                let b = Bindings::from_pairs([("n", n)]);
+                if !t.admits(&b).unwrap() {
+                    assert!(guarded || n < 2, "{dtype} {step}: n = {n} not admitted");
+                    continue;
+                }
+                match (&t.values, concrete(&p, &b)) {
+                    (Ok(_), Ok(c)) => assert_eq!(t.instantiate(&b).unwrap(), c),
+                    (Err(x), Err(y)) => assert_eq!(x.category(), y.category()),
+                    (x, y) => panic!("{dtype} {step} at n = {n}: {x:?} vs {y:?}"),
+                }
+            }
+        }
+        // The integer power is refused at its trace point, and only there.
+        let p = prog("int64", r#"{"let": "y", "op": "pow", "args": ["x", "n-7"]}"#);
+        let t = trace(&p, &p.hint_bindings()).unwrap();
+        assert_eq!(t.values.as_ref().unwrap_err().category(), "error");
+        assert!(!t.admits(&Bindings::from_pairs([("n", 7)])).unwrap());
+        assert!(concrete(&p, &Bindings::from_pairs([("n", 7)])).is_ok());
     }
 
     #[test]
