@@ -260,45 +260,12 @@ fn op_golden_cases_all_pass_concretely_and_symbolically() {
     assert_all_pass_in_both_modes("ops.jsonl", 3000);
 }
 
-/// Lines of `ops_real.jsonl` (1-based) the engine answers differently from PyTorch: the
-/// strides of size-0/1 dims of the math fallback of `scaled_dot_product_attention` (316,
-/// 1964, 2799: they come from how `matmul` folds batch dims, the matrix-multiply issue's
-/// layout rule) and of `rms_norm` with a weight on a `[3, 1, 1]` input (1263).
-const OPS_REAL_KNOWN: [usize; 4] = [316, 1263, 1964, 2799];
-
-/// `ops_real.jsonl` (ops of real model graphs; a copy in `tests/golden/partial/` while the
-/// engine answers part of it): every line but [`OPS_REAL_KNOWN`] passes in both modes — the
-/// elementwise ops and the structured ones (creation, `*_like`, `cat`/`stack`, splits,
-/// indexing, softmax, the norms, attention); the known lines still fail.
+/// `ops_real.jsonl` (ops of real model graphs): the elementwise ops and the structured ones
+/// (creation, `*_like`, `cat`/`stack`, splits, indexing, softmax, the norms, attention);
+/// every line passes in both modes.
 #[test]
 fn real_graph_golden_cases_pass_in_both_modes() {
-    let all = std::fs::read_to_string(golden("partial/ops_real.jsonl")).unwrap();
-    let (mut answered, mut known) = (Vec::new(), Vec::new());
-    for (k, l) in all.lines().enumerate() {
-        if OPS_REAL_KNOWN.contains(&(k + 1)) {
-            known.push(l);
-        } else {
-            answered.push(l);
-        }
-    }
-    assert_eq!((all.lines().count(), answered.len()), (3000, 2996));
-    let f = TempFile::new("ops-real-answered", &(answered.join("\n") + "\n"));
-    let g = TempFile::new("ops-real-known", &(known.join("\n") + "\n"));
-    for mode in [&["--check"][..], &["--check", "--symbolic"][..]] {
-        let o = run(mode, &[&f.0]);
-        assert_eq!(
-            stdout_lines(&o).last().map(String::as_str),
-            Some("2996 passed, 0 failed"),
-            "{mode:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let o = run(mode, &[&g.0]);
-        assert_eq!(
-            stdout_lines(&o).last().map(String::as_str),
-            Some("0 passed, 4 failed"),
-            "{mode:?}: a known line now passes: update OPS_REAL_KNOWN"
-        );
-    }
+    assert_all_pass_in_both_modes("ops_real.jsonl", 3000);
 }
 
 /// `programs_real.jsonl` (programs shaped like real model pieces: creation ops with

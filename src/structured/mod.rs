@@ -14,9 +14,11 @@
 //! the eager answer, at [`SymInt`](crate::sym::SymInt) it records guards with reasons.
 //!
 //! Layouts follow what PyTorch 2.15 does (measured in `ops_real.jsonl`): `cat` keeps the
-//! inputs' common suggested memory format, `*_like` is `empty_like`, `flip`/`index`/
-//! `rms_norm` allocate as TensorIterator does, `softmax`/`layer_norm`/`repeat`/indexing
-//! results are contiguous.
+//! inputs' common suggested memory format, `*_like` is `empty_like`, `flip`/`index`
+//! allocate as TensorIterator does (`rms_norm` too, then `.contiguous()` unless channels
+//! last), `softmax`/`layer_norm`/`repeat`/indexing results are contiguous, attention is
+//! `empty_like(q)` (flash), zeros through TensorIterator (empty) or `matmul`'s contiguous
+//! result (math; `linalg`).
 
 mod attention;
 mod call;
@@ -24,6 +26,7 @@ mod copies;
 mod creation;
 mod index;
 mod kernels;
+pub mod linalg;
 mod norm;
 mod reference;
 mod rowwise;

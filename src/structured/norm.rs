@@ -1,6 +1,7 @@
 //! Softmax and the normalizations. `softmax`/`log_softmax`/`layer_norm` write contiguous
 //! results, `batch_norm`/`group_norm` keep the input's suggested memory format, `rms_norm`
-//! (a composite of elementwise ops in PyTorch) allocates as TensorIterator does.
+//! (a composite of elementwise ops in PyTorch) allocates as TensorIterator does, made
+//! contiguous unless the input suggests channels last.
 
 use super::call::dtype_of;
 use super::{Call, Out, SOp};
@@ -126,9 +127,11 @@ pub(super) fn layer_norm<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
     Ok(vec![Out::contiguous(x.sizes.clone(), dtype_of(x))])
 }
 
-/// `rms_norm(x, weight, normalized_shape, eps)`: `x * rsqrt(mean(x**2) + eps) * weight`
-/// in the input's dtype (the weight's dtype does not promote), laid out in the input's
-/// suggested memory format.
+/// `rms_norm(x, weight, normalized_shape, eps)`: PyTorch 2.15's `rms_norm_composite` (the
+/// CPU path, measured op by op): `x * rsqrt(mean(x**2, dims, keepdim) + eps)`, then
+/// `* weight`, each product a TensorIterator output (the mean a contiguous reduction
+/// result), then `.contiguous()` unless the input's suggested memory format is channels
+/// last; in the input's dtype (the weight's does not promote).
 pub(super) fn rms_norm<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
     let x = call.tensor(0)?;
     let w = call.optional(1);
@@ -138,23 +141,25 @@ pub(super) fn rms_norm<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
     if !dtype.is_floating() {
         return Err(not_implemented("rms_norm", dtype));
     }
-    // `x.contiguous(x.suggest_memory_format())`, then `empty_like` of that; the weight's
-    // product is a TensorIterator output.
-    let f = layout::suggest_memory_format(&x.sizes, &x.strides, StrideMatch::Like)?;
-    let mut strides = if contiguous_as(x, f)? {
-        layout::empty_like_strides(&x.sizes, &x.strides)?
-    } else {
-        layout::strides_for_format(&x.sizes, f)?
-    };
+    Ok(vec![Out::new(x.sizes.clone(), rms_norm_strides(x, shape.len(), w)?, dtype)])
+}
+
+/// The strides of [`rms_norm`]'s result over `x` normalized over its last `k` dims.
+fn rms_norm_strides<I: Int>(x: &TensorSpec<I>, k: usize, w: Option<&TensorSpec<I>>) -> Result<Vec<I>> {
+    // `rsqrt(mean(x**2, dims, keepdim=True).add_(eps))`: contiguous, then a unary op.
+    let n = x.sizes.len();
+    let mut rows = x.sizes.clone();
+    rows[n - k..].iter_mut().for_each(|s| *s = I::from_i64(1));
+    let rsqrt = crate::iter::elementwise_output(&[(rows.clone(), layout::contiguous_strides(&rows))])?;
+    let mut y = crate::iter::elementwise_output(&[(x.sizes.clone(), x.strides.clone()), rsqrt])?;
     if let Some(w) = w {
-        // `result.mul(weight)`: TensorIterator's layout.
-        strides = crate::iter::elementwise_output(&[
-            (x.sizes.clone(), strides),
-            (w.sizes.clone(), w.strides.clone()),
-        ])?
-        .1;
+        y = crate::iter::elementwise_output(&[y, (w.sizes.clone(), w.strides.clone())])?;
     }
-    Ok(vec![Out::new(x.sizes.clone(), strides, dtype)])
+    let f = layout::suggest_memory_format(&x.sizes, &x.strides, StrideMatch::Like)?;
+    if matches!(f, MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d) || layout::is_contiguous(&y.0, &y.1)? {
+        return Ok(y.1);
+    }
+    Ok(layout::contiguous_strides(&y.0))
 }
 
 /// `x.is_contiguous(memory_format=f)`.
@@ -308,4 +313,60 @@ pub(super) fn group_norm<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
     }
     same_dtypes(x, &[call.optional(1), call.optional(2)])?;
     Ok(vec![Out::new(x.sizes.clone(), suggested_strides(x)?, dtype)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::structured::{meta, Kw, SArg};
+    use crate::sym::{Bindings, ShapeEnv, SymInt, SymbolSpec};
+
+    fn rms<I: Int>(x: (&[I], &[I]), w: Option<(&[I], &[I])>, k: usize) -> Vec<I> {
+        let t = |(s, st): (&[I], &[I])| SArg::Tensor(TensorSpec::typed(s.to_vec(), st.to_vec(), DType::F32));
+        let shape = x.0[x.0.len() - k..].to_vec();
+        let inputs = vec![t(x), w.map_or(SArg::Absent, t)];
+        let mut kw = |n: &str| Ok((n == "normalized_shape").then(|| Kw::Ints(shape.clone())));
+        let call = Call::new(SOp::RmsNorm, inputs, &mut kw).unwrap();
+        meta(&call).unwrap().remove(0).strides
+    }
+
+    #[test]
+    fn rms_norm_is_tensor_iterator_then_contiguous() {
+        // Contiguous with odd size-1 strides: TensorIterator's strides stay (no copy).
+        let x = (&[3, 1, 1][..], &[1, 7, 99][..]);
+        assert_eq!(rms(x, Some((&[1, 1][..], &[1, 1][..])), 2), vec![1, 1, 1]);
+        assert_eq!(rms(x, None, 2), vec![1, 1, 1]);
+        // Not contiguous: `.contiguous()`.
+        assert_eq!(rms((&[2, 3, 4][..], &[1, 2, 6][..]), None, 1), vec![12, 4, 1]);
+        // Channels last suggested: TensorIterator's layout, kept.
+        let cl = (&[2, 3, 4, 5][..], &[60, 1, 15, 3][..]);
+        assert_eq!(rms(cl, Some((&[5][..], &[1][..])), 1), vec![60, 1, 15, 3]);
+    }
+
+    /// Symbolic size-1 dims: the trace evaluated at any binding its guards admit equals the
+    /// concrete answer there.
+    #[test]
+    fn rms_norm_symbolic_agrees_with_concrete_on_size_one_dims() {
+        let points = [(1, 1), (3, 1), (1, 2), (3, 2), (0, 1)];
+        for (a, b) in points {
+            let env = ShapeEnv::default();
+            let sa = env.create_symbol("a", a, SymbolSpec::default()).unwrap();
+            let sb = env.create_symbol("b", b, SymbolSpec::default()).unwrap();
+            let k = |v: i64| SymInt::constant(v);
+            // x: [a, b, 1] with strides [1, 7, 99]; weight [b, 1].
+            let (xs, xst) = ([sa, sb.clone(), k(1)], [k(1), k(7), k(99)]);
+            let (ws, wst) = ([sb, k(1)], [k(1), k(1)]);
+            let sym = rms((&xs, &xst), Some((&ws, &wst)), 2);
+            let guards = env.guards();
+            for (a2, b2) in points {
+                let bind = Bindings::from_pairs([("a", a2), ("b", b2)]);
+                if !guards.iter().all(|g| g.cond.eval(&bind).unwrap()) {
+                    continue;
+                }
+                let conc = rms((&[a2, b2, 1], &[1, 7, 99]), Some((&[b2, 1], &[1, 1])), 2);
+                let got: Vec<i64> = sym.iter().map(|x| x.eval(&bind).unwrap()).collect();
+                assert_eq!(got, conc, "traced at a={a} b={b}, bound a={a2} b={b2}");
+            }
+        }
+    }
 }

@@ -250,7 +250,18 @@ pub(super) fn sdpa(call: &Call<i64>, args: &[Arg<'_>], out: &Out<i64>) -> Result
         [.., a, b] => Ok((*a, *b)),
         _ => Err(internal("attention of a 1-D tensor")),
     };
-    let ((_, e), (s, _), (_, ev)) = (last2(q)?, last2(k)?, last2(v)?);
+    let ((l, e), (s, _), (_, ev)) = (last2(q)?, last2(k)?, last2(v)?);
+    if l == 0 || v.sizes.contains(&0) {
+        // PyTorch's empty path: `zeros + (k.sum() + v.sum() + q.sum()) * 0`.
+        let mut sum = 0.0;
+        for t in [k, v, q] {
+            for i in 0..numel(t.sizes)? {
+                sum += float(t.at(&unravel(i, t.sizes))?);
+            }
+        }
+        let x = if out.dtype.is_floating() { Scalar::Float(sum * 0.0) } else { Scalar::Int(0) };
+        return Ok(vec![narrow(x, out.dtype); numel(&out.sizes)? as usize]);
+    }
     let scale = match call.number("scale")? {
         Some(x) => float(x),
         None => 1.0 / (e as f64).sqrt(),
