@@ -6,10 +6,12 @@
 //!    runs on the 4-D tensors and the result is `squeeze(0)`'d;
 //! 3. an empty query length or an empty value gives `zeros(q.shape[:-1] + [Ev]) +
 //!    (k.sum() + v.sum() + q.sum()) * 0` (a TensorIterator output; shapes unchecked);
-//! 4. the CPU flash kernel where its conditions hold ([`flash`]): `empty_like(q)`;
+//! 4. the CPU flash kernel where its conditions hold (floating dtypes, [`flash`]):
+//!    `empty_like(q)`;
 //! 5. else the math fallback, `softmax(q @ k^T * scale + mask) @ v` with `matmul`
 //!    ([`super::linalg::matmul`]: contiguous results) and the mask added in place (it may
-//!    not grow the scores' shape).
+//!    not grow the scores' shape); an integral query is promoted to float by the scale, so
+//!    the product with the integral value is a dtype error after the shape checks.
 
 use super::call::dtype_of;
 use super::linalg::{self, matmul};
@@ -51,11 +53,19 @@ fn squeeze0<I: Int>(mut out: Out<I>) -> Result<Out<I>> {
 /// Whether the CPU flash kernel takes the call (`use_flash_attention_cpp`'s checks, in
 /// order): q, k, v 4-D; equal batch sizes; k and v with equal head counts, q's equal to
 /// theirs or theirs 1; the mask (`check_attn_mask_shape`: `[L|1, S|1]` or
-/// `[B|1, H|1, L|1, S|1]`; a mask under 2-D is PyTorch's index error); equal head dims;
+/// `[B|1, H|1, L|1, S|1]`; a mask under 2-D is PyTorch's index error); a floating
+/// dtype (checked after the mask, as PyTorch does: an integral call with a 1-D mask is the
+/// index error too); equal head dims;
 /// non-empty batch, heads and sequences; unit last-dim strides. Where the key and value
 /// lengths differ PyTorch's flash kernel runs regardless (it reads the value by the key's
 /// length); here such a call takes the math path, whose `bmm` reports the mismatch.
-fn flash<I: Int>(q: &TensorSpec<I>, k: &TensorSpec<I>, v: &TensorSpec<I>, mask: Option<&TensorSpec<I>>) -> Result<bool> {
+fn flash<I: Int>(
+    q: &TensorSpec<I>,
+    k: &TensorSpec<I>,
+    v: &TensorSpec<I>,
+    mask: Option<&TensorSpec<I>>,
+    floating: bool,
+) -> Result<bool> {
     if q.sizes.len() != 4 || k.sizes.len() != 4 || v.sizes.len() != 4 {
         return Ok(false);
     }
@@ -81,6 +91,9 @@ fn flash<I: Int>(q: &TensorSpec<I>, k: &TensorSpec<I>, v: &TensorSpec<I>, mask: 
             _ => I::Bool::from_bool(false),
         };
         cond = cond.and(&shape);
+    }
+    if !floating {
+        return Ok(false);
     }
     cond = cond
         .and(&qs[3].sym_eq(&ks[3]))
@@ -169,12 +182,7 @@ pub(super) fn sdpa<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
         let d = if dtype == DType::Bool { DType::I64 } else { dtype };
         return done(Out::new(sizes, strides, d));
     }
-    if !dtype.is_floating() {
-        return Err(Error::DType {
-            message: format!("\"baddbmm_cpu\" not implemented for '{}'", crate::iter::torch_name(dtype)),
-        });
-    }
-    if flash(&q, &k, &v, mask)? {
+    if flash(&q, &k, &v, mask, dtype.is_floating())? {
         // The flash kernel writes into `empty_like(q)`.
         let strides = layout::empty_like_strides(&q.sizes, &q.strides)?;
         return done(Out::new(q.sizes.clone(), strides, dtype));
@@ -215,6 +223,13 @@ pub(super) fn sdpa<I: Int>(call: &Call<I>) -> Result<Vec<Out<I>>> {
         Ok(elementwise_output(&[masked, (Vec::new(), Vec::new()), soft])?.1)
     })?;
     let out = matmul((&attn.0, &attn.1), (&v.sizes, &v.strides))?;
+    if !dtype.is_floating() {
+        // `query * scale` promoted an integral query to float; the product with the
+        // integral value fails after `matmul`'s shape checks.
+        return Err(Error::DType {
+            message: format!("expected scalar type Float but found {}", crate::iter::torch_name(dtype)),
+        });
+    }
     done(Out::new(out.sizes, out.strides, dtype))
 }
 

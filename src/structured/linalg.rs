@@ -65,7 +65,7 @@ fn check_mm<I: Int>(a: &[I], b: &[I]) -> Result<()> {
     if differ(&a[1], &b[0], "mm's inner sizes")? {
         return Err(Error::Shape {
             message: format!(
-                "mat1 and mat2 shapes cannot be multiplied ({} and {})",
+                "mm: mat1 and mat2 shapes cannot be multiplied ({} and {})",
                 dims(a),
                 dims(b)
             ),
@@ -127,9 +127,9 @@ fn should_fold<I: Int>(a: (&[I], &[I]), b: (&[I], &[I])) -> Result<bool> {
 pub fn matmul<I: Int>(a: (&[I], &[I]), b: (&[I], &[I])) -> Result<Matmul<I>> {
     let (da, db) = (a.0.len(), b.0.len());
     if da == 0 || db == 0 {
-        return Err(Error::Shape {
-            message: format!("both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"),
-        });
+        return Err(Error::argument(format!(
+            "both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        )));
     }
     let (sa, sb) = (a.0, b.0);
     let done = |sizes: Vec<I>, path| {
@@ -232,9 +232,11 @@ mod tests {
         // ... not when its leading dims do not view as one; not with a matrix on the left.
         assert_eq!(m(&[2, 5, 3], &[3, 6, 1], &[3, 4], &[4, 1]).path, MatmulPath::Bmm);
         assert_eq!(m(&[5, 3], &[3, 1], &[2, 3, 4], &[12, 4, 1]).path, MatmulPath::Bmm);
-        // 1-D @ 3-D folds the transposed right operand into mv.
-        let r = m(&[3], &[1], &[2, 3, 4], &[12, 4, 1]);
+        // 1-D @ 3-D folds the transposed right operand into mv where `b.mT()`'s leading
+        // dims view as one, not for a contiguous `b`.
+        let r = m(&[3], &[1], &[2, 3, 4], &[12, 1, 3]);
         assert_eq!((r.path, r.sizes), (MatmulPath::Fold { transpose: true }, c(&[2, 4])));
+        assert_eq!(m(&[3], &[1], &[2, 3, 4], &[12, 4, 1]).path, MatmulPath::Bmm);
         // An empty folded operand always folds.
         assert_eq!(m(&[0, 5, 3], &[1, 0, 7], &[3, 4], &[4, 1]).path, MatmulPath::Fold { transpose: false });
         // Broadcast batch through bmm; size-1 and size-0 dims get `empty`'s strides.
@@ -250,8 +252,8 @@ mod tests {
             let (sa, sb) = (layout::contiguous_strides(a), layout::contiguous_strides(b));
             matmul((a, &sa), (b, &sb)).unwrap_err().to_string()
         };
-        assert!(e(&[2, 3], &[4, 5]).starts_with("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"));
-        assert!(e(&[2, 5, 3], &[4, 5]).starts_with("mat1 and mat2 shapes cannot be multiplied (10x3 and 4x5)"));
+        assert!(e(&[2, 3], &[4, 5]).starts_with("mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"));
+        assert!(e(&[2, 5, 3], &[4, 5]).starts_with("mm: mat1 and mat2 shapes cannot be multiplied (10x3 and 4x5)"));
         assert!(e(&[2, 3], &[4]).starts_with("size mismatch, got input (2), mat (2x3), vec (4)"));
         assert!(e(&[2, 2, 3], &[2, 4, 5]).starts_with("Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]."));
         assert!(e(&[3, 2, 3], &[2, 3, 5]).contains("must match the size of tensor b"));
